@@ -1,0 +1,99 @@
+package checkout
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Error codes. Each one maps to exactly one HTTP status in internal/api; see
+// docs/api.md and DESIGN.md section 5.
+const (
+	EInvalidJSON            = "invalid_json"
+	EValidationFailed       = "validation_failed"
+	EAmountMismatch         = "amount_mismatch"
+	EAuthenticationRequired = "authentication_required"
+	EInvalidAPIKey          = "invalid_api_key"
+	EInvalidSignature       = "invalid_signature"
+	EPermissionDenied       = "permission_denied"
+	EStoreNotFound          = "store_not_found"
+	ECheckoutNotFound       = "checkout_not_found"
+	ENotFound               = "not_found"
+	EMethodNotAllowed       = "method_not_allowed"
+	EIdempotencyConflict    = "idempotency_conflict"
+	EPayloadTooLarge        = "payload_too_large"
+	EUnsupportedMediaType   = "unsupported_media_type"
+	ERateLimited            = "rate_limited"
+	EInternal               = "internal_error"
+	EUnavailable            = "service_unavailable"
+	// EConflict is a storage-level conflict (a unique key taken). It never
+	// reaches a client as such: callers translate it into what it means for
+	// them.
+	EConflict = "conflict"
+)
+
+// Error is the one error type of checkoutd. Code is one of the E* constants;
+// Message is safe to show to the caller; Param and Details locate the
+// offending input; Err, when set, is the internal cause, logged and never
+// shown.
+type Error struct {
+	Code    string
+	Message string
+	Param   string
+	Details []Violation
+	Err     error
+}
+
+// Violation is one broken rule of a request: a machine-readable code, the
+// path of the offending field (items[2].quantity) and a readable message.
+type Violation struct {
+	Code    string `json:"code"`
+	Param   string `json:"param,omitempty"`
+	Message string `json:"message"`
+}
+
+// Error implements error. It includes the internal cause for logs.
+func (e *Error) Error() string {
+	if e.Err != nil {
+		return fmt.Sprintf("%s: %s: %v", e.Code, e.Message, e.Err)
+	}
+	return e.Code + ": " + e.Message
+}
+
+// Unwrap returns the internal cause.
+func (e *Error) Unwrap() error { return e.Err }
+
+// Errorf returns an *Error with the code and a formatted message.
+func Errorf(code, format string, args ...any) *Error {
+	return &Error{Code: code, Message: fmt.Sprintf(format, args...)}
+}
+
+// Internal wraps an unexpected cause as an internal_error whose message
+// reveals nothing of it.
+func Internal(err error) *Error {
+	return &Error{Code: EInternal, Message: "An internal error occurred.", Err: err}
+}
+
+// ErrorCode returns the code of err: the code of the first *Error in its
+// chain, or internal_error for any other non-nil error.
+func ErrorCode(err error) string {
+	if err == nil {
+		return ""
+	}
+	var e *Error
+	if errors.As(err, &e) {
+		return e.Code
+	}
+	return EInternal
+}
+
+// ErrorMessage returns the message of err that is safe to show a client.
+func ErrorMessage(err error) string {
+	var e *Error
+	if errors.As(err, &e) && e.Code != EInternal {
+		return e.Message
+	}
+	return "An internal error occurred."
+}
+
+// IsCode reports whether err carries the code.
+func IsCode(err error, code string) bool { return ErrorCode(err) == code }

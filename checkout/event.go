@@ -1,0 +1,86 @@
+package checkout
+
+import (
+	"encoding/json"
+	"time"
+)
+
+// APIVersion is carried by every event.
+const APIVersion = "v1"
+
+// Event types (SPEC.md "Events").
+const (
+	EventCheckoutCreated      = "checkout.created"
+	EventCheckoutCompleted    = "checkout.completed"
+	EventCheckoutExpired      = "checkout.expired"
+	EventPaymentSucceeded     = "payment.succeeded"
+	EventPaymentFailed        = "payment.failed"
+	EventPaymentRefunded      = "payment.refunded"
+	EventPaymentDisputed      = "payment.disputed"
+	EventPaymentDisputeClosed = "payment.dispute_closed"
+	EventWebhookTest          = "webhook.test"
+)
+
+// EventTypes lists every event type in the order of SPEC.md's table.
+var EventTypes = []string{
+	EventCheckoutCreated, EventCheckoutCompleted, EventCheckoutExpired,
+	EventPaymentSucceeded, EventPaymentFailed, EventPaymentRefunded,
+	EventPaymentDisputed, EventPaymentDisputeClosed, EventWebhookTest,
+}
+
+// Event reports a state change. It is stored in the same transaction as the
+// change (a transactional outbox) and delivered to webhook endpoints.
+type Event struct {
+	ID         string
+	MerchantID string
+	Mode       Mode
+	Type       string
+	CreatedAt  time.Time
+	// Object is the JSON of data.object: the session or payment as it was
+	// when the event happened.
+	Object json.RawMessage
+}
+
+// NewEvent returns an event of type typ about object, which is marshalled
+// now so the event keeps the state of the moment.
+func NewEvent(typ, merchantID string, mode Mode, object any, now time.Time) (*Event, error) {
+	raw, err := json.Marshal(object)
+	if err != nil {
+		return nil, err
+	}
+	return &Event{
+		ID:         NewEventID(),
+		MerchantID: merchantID,
+		Mode:       mode,
+		Type:       typ,
+		CreatedAt:  now.Truncate(time.Second),
+		Object:     raw,
+	}, nil
+}
+
+type eventJSON struct {
+	ID         string    `json:"id"`
+	Object     string    `json:"object"`
+	Type       string    `json:"type"`
+	Livemode   bool      `json:"livemode"`
+	Created    int64     `json:"created"`
+	APIVersion string    `json:"api_version"`
+	Data       eventData `json:"data"`
+}
+
+type eventData struct {
+	Object json.RawMessage `json:"object"`
+}
+
+// MarshalJSON renders the Event object of SPEC.md.
+func (e *Event) MarshalJSON() ([]byte, error) {
+	return json.Marshal(eventJSON{
+		ID:         e.ID,
+		Object:     "event",
+		Type:       e.Type,
+		Livemode:   e.Mode.Live(),
+		Created:    e.CreatedAt.Unix(),
+		APIVersion: APIVersion,
+		Data:       eventData{Object: e.Object},
+	})
+}

@@ -1,0 +1,94 @@
+package checkout
+
+import (
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"regexp"
+)
+
+// Identifier prefixes (DESIGN.md section 3).
+const (
+	PrefixSession  = "cs_"
+	PrefixPayment  = "pay_"
+	PrefixEvent    = "evt_"
+	PrefixEndpoint = "we_"
+	PrefixDelivery = "whd_"
+	PrefixAPIKey   = "key_"
+	PrefixRequest  = "req_"
+)
+
+var (
+	sessionIDPattern = regexp.MustCompile(`^cs_[0-9a-f]{32}([0-9a-f]{32})?$`)
+	storeIDPattern   = regexp.MustCompile(`^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$`)
+)
+
+// NewID returns prefix followed by the hex of n random bytes.
+func NewID(prefix string, n int) string {
+	b := make([]byte, n)
+	rand.Read(b) // never fails (crypto/rand documents it)
+	return prefix + hex.EncodeToString(b)
+}
+
+// NewSessionID returns a new checkout session id: cs_ and 64 hex characters.
+func NewSessionID() string { return NewID(PrefixSession, 32) }
+
+// NewRequestID returns a new request id: req_ and 32 hex characters.
+func NewRequestID() string { return NewID(PrefixRequest, 16) }
+
+// NewEventID returns a new event id: evt_ and 32 hex characters.
+func NewEventID() string { return NewID(PrefixEvent, 16) }
+
+// NewAPIKeyID returns a new API key id: key_ and 32 hex characters.
+func NewAPIKeyID() string { return NewID(PrefixAPIKey, 16) }
+
+// NewStoreID returns a new random (version 4) UUID in its canonical form.
+func NewStoreID() string {
+	var b [16]byte
+	rand.Read(b[:])
+	b[6] = b[6]&0x0f | 0x40
+	b[8] = b[8]&0x3f | 0x80
+	h := hex.EncodeToString(b[:])
+	return h[0:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:32]
+}
+
+// ValidSessionID reports whether id has the shape of a checkout session id,
+// the legacy 32-hex form included.
+func ValidSessionID(id string) bool { return sessionIDPattern.MatchString(id) }
+
+// ValidStoreID reports whether id is a UUID in canonical lower-case form.
+func ValidStoreID(id string) bool { return storeIDPattern.MatchString(id) }
+
+const base62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+
+// secretLen is the number of base62 characters of a secret: 43 of them carry
+// 256 bits.
+const secretLen = 43
+
+// NewSecret returns 43 random base62 characters (256 bits), drawn without
+// modulo bias.
+func NewSecret() string {
+	out := make([]byte, 0, secretLen)
+	buf := make([]byte, 64)
+	for len(out) < secretLen {
+		rand.Read(buf)
+		for _, c := range buf {
+			if c >= 248 { // 248 = 4*62: reject to keep the draw uniform
+				continue
+			}
+			out = append(out, base62[c%62])
+			if len(out) == secretLen {
+				break
+			}
+		}
+	}
+	return string(out)
+}
+
+// HashSecret returns the hex SHA-256 of a secret: what is stored in place of
+// an API key secret. The secret carries 256 random bits, so a fast hash is
+// enough.
+func HashSecret(secret string) string {
+	sum := sha256.Sum256([]byte(secret))
+	return hex.EncodeToString(sum[:])
+}

@@ -1,0 +1,143 @@
+package checkout
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"io"
+	"strconv"
+)
+
+// maxJSONDepth bounds nesting in request bodies. Nothing the API accepts is
+// nested deeper than three levels.
+const maxJSONDepth = 32
+
+// object is a decoded JSON object that remembers its keys in order, so that
+// validation reports problems in the order the caller wrote them.
+type object struct {
+	keys []string
+	vals map[string]any // *object, []any, string, json.Number, bool or nil
+}
+
+// parseObject decodes body, which must be exactly one JSON object. Duplicate
+// keys are reported as violations rather than silently resolved, since two
+// parsers that resolve them differently disagree about what was sent.
+func parseObject(body []byte) (*object, violations, error) {
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.UseNumber()
+	tok, err := dec.Token()
+	if err != nil {
+		return nil, nil, invalidJSON(err)
+	}
+	if d, ok := tok.(json.Delim); !ok || d != '{' {
+		return nil, nil, Errorf(EInvalidJSON, "The request body must be a JSON object.")
+	}
+	p := parser{dec: dec}
+	obj, err := p.object("", 1)
+	if err != nil {
+		return nil, nil, err
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return nil, nil, Errorf(EInvalidJSON, "The request body must hold exactly one JSON object; there is more after it.")
+	}
+	return obj, p.dups, nil
+}
+
+func invalidJSON(err error) error {
+	var se *json.SyntaxError
+	if errors.As(err, &se) {
+		return &Error{Code: EInvalidJSON, Message: "The request body is not valid JSON: " + se.Error() + " (at byte " + strconv.FormatInt(se.Offset, 10) + ")."}
+	}
+	if err == io.EOF || err == io.ErrUnexpectedEOF {
+		return Errorf(EInvalidJSON, "The request body is empty or ends too early; it must be a JSON object.")
+	}
+	return Errorf(EInvalidJSON, "The request body is not valid JSON.")
+}
+
+type parser struct {
+	dec  *json.Decoder
+	dups violations
+}
+
+func (p *parser) value(path string, depth int) (any, error) {
+	if depth > maxJSONDepth {
+		return nil, Errorf(EInvalidJSON, "The request body is nested too deeply.")
+	}
+	tok, err := p.dec.Token()
+	if err != nil {
+		return nil, invalidJSON(err)
+	}
+	switch t := tok.(type) {
+	case json.Delim:
+		if t == '{' {
+			return p.object(path, depth)
+		}
+		var arr []any
+		for i := 0; p.dec.More(); i++ {
+			v, err := p.value(path+"["+strconv.Itoa(i)+"]", depth+1)
+			if err != nil {
+				return nil, err
+			}
+			arr = append(arr, v)
+		}
+		if _, err := p.dec.Token(); err != nil { // ']'
+			return nil, invalidJSON(err)
+		}
+		if arr == nil {
+			arr = []any{}
+		}
+		return arr, nil
+	default:
+		return t, nil
+	}
+}
+
+func (p *parser) object(path string, depth int) (*object, error) {
+	obj := &object{vals: map[string]any{}}
+	for p.dec.More() {
+		tok, err := p.dec.Token()
+		if err != nil {
+			return nil, invalidJSON(err)
+		}
+		key := tok.(string) // the decoder guarantees object keys are strings
+		v, err := p.value(join(path, key), depth+1)
+		if err != nil {
+			return nil, err
+		}
+		if _, dup := obj.vals[key]; dup {
+			p.dups.add("duplicate_field", join(path, key), join(path, key)+" appears more than once.")
+			continue
+		}
+		obj.keys = append(obj.keys, key)
+		obj.vals[key] = v
+	}
+	if _, err := p.dec.Token(); err != nil { // '}'
+		return nil, invalidJSON(err)
+	}
+	return obj, nil
+}
+
+func join(path, key string) string {
+	if path == "" {
+		return key
+	}
+	return path + "." + key
+}
+
+func typeName(v any) string {
+	switch v.(type) {
+	case nil:
+		return "null"
+	case bool:
+		return "a boolean"
+	case string:
+		return "a string"
+	case json.Number:
+		return "a number"
+	case []any:
+		return "an array"
+	case *object:
+		return "an object"
+	}
+	return "a value"
+}

@@ -1,0 +1,130 @@
+package checkout
+
+import (
+	"context"
+	"time"
+)
+
+// Store is where checkoutd keeps its state: SQLite or PostgreSQL, with the
+// same behaviour (internal/store, checked by one conformance suite).
+//
+// Reads outside a transaction see committed data. Every state change and the
+// events it emits are written through InTx, in one transaction.
+type Store interface {
+	// MerchantGet fails with store_not_found when there is no such store.
+	MerchantGet(ctx context.Context, id string) (*Merchant, error)
+	MerchantList(ctx context.Context) ([]*Merchant, error)
+
+	// APIKeyGetByHash finds a key, revoked or not, by the hash of its
+	// secret; not_found when none matches.
+	APIKeyGetByHash(ctx context.Context, secretHash string) (*APIKey, error)
+	// APIKeyGet fails with not_found when there is no such key.
+	APIKeyGet(ctx context.Context, id string) (*APIKey, error)
+	APIKeyList(ctx context.Context, merchantID string) ([]*APIKey, error)
+
+	// SessionGet returns a session of any store and mode (the caller checks
+	// they match); checkout_not_found when there is none.
+	SessionGet(ctx context.Context, id string) (*Session, error)
+	// SessionListDue returns at most limit open sessions whose expires_at is
+	// at or before now and that have no payment in progress, oldest first.
+	SessionListDue(ctx context.Context, now time.Time, limit int) ([]*Session, error)
+
+	// IdempotencyGet returns the saved outcome of a create request; not_found
+	// when there is none.
+	IdempotencyGet(ctx context.Context, merchantID string, mode Mode, key string) (*IdempotencyRecord, error)
+	// IdempotencyPurge deletes records created before t.
+	IdempotencyPurge(ctx context.Context, before time.Time) (int64, error)
+
+	// EventList returns a store's events of one mode, newest first.
+	EventList(ctx context.Context, p EventListParams) ([]*Event, error)
+
+	// RequestLogInsert writes a batch of request logs in one transaction.
+	RequestLogInsert(ctx context.Context, logs []*RequestLog) error
+	// RequestLogGet fails with not_found when there is no such log.
+	RequestLogGet(ctx context.Context, requestID string) (*RequestLog, error)
+	RequestLogList(ctx context.Context, p RequestLogListParams) ([]*RequestLog, error)
+	// RequestLogPurge deletes logs created before t.
+	RequestLogPurge(ctx context.Context, before time.Time) (int64, error)
+
+	// InTx runs fn in one write transaction, committed when fn returns nil
+	// and rolled back otherwise.
+	InTx(ctx context.Context, fn func(Tx) error) error
+
+	// Ping checks the database answers.
+	Ping(ctx context.Context) error
+	Close() error
+}
+
+// Tx is a write transaction.
+type Tx interface {
+	MerchantInsert(ctx context.Context, m *Merchant) error
+	APIKeyInsert(ctx context.Context, k *APIKey) error
+	// APIKeyRevoke marks a key revoked at t; not_found when there is no such
+	// key. Revoking a revoked key keeps the first time.
+	APIKeyRevoke(ctx context.Context, id string, t time.Time) error
+
+	SessionInsert(ctx context.Context, s *Session) error
+	// SessionGetForUpdate reads a session and locks it until the
+	// transaction ends; checkout_not_found when there is none.
+	SessionGetForUpdate(ctx context.Context, id string) (*Session, error)
+	// SessionUpdate writes the mutable fields of s: status, payment,
+	// completion time and whether a payment is in progress.
+	SessionUpdate(ctx context.Context, s *Session) error
+
+	EventInsert(ctx context.Context, e *Event) error
+
+	// IdempotencyInsert saves the outcome of a create request; conflict when
+	// the key is taken.
+	IdempotencyInsert(ctx context.Context, r *IdempotencyRecord) error
+}
+
+// IdempotencyRecord is the saved outcome of a create request sent with an
+// Idempotency-Key header, replayed for 24 hours.
+type IdempotencyRecord struct {
+	MerchantID  string
+	Mode        Mode
+	Key         string
+	RequestHash string // hex SHA-256 of the canonical request
+	StatusCode  int
+	Body        []byte
+	CreatedAt   time.Time
+}
+
+// IdempotencyWindow is how long an Idempotency-Key is remembered.
+const IdempotencyWindow = 24 * time.Hour
+
+// RequestLog records one authenticated API request. Bodies have their
+// secrets redacted; headers are never kept.
+type RequestLog struct {
+	RequestID    string
+	MerchantID   string
+	Mode         Mode
+	APIKeyID     string
+	Method       string
+	Path         string
+	Status       int
+	Duration     time.Duration
+	RequestBody  string
+	ResponseBody string
+	CreatedAt    time.Time
+}
+
+// Retention is how long events, deliveries and request logs are kept.
+const Retention = 30 * 24 * time.Hour
+
+// RequestLogListParams selects request logs of one store and mode, newest
+// first, before an optional cursor.
+type RequestLogListParams struct {
+	MerchantID string
+	Mode       Mode
+	Before     time.Time // zero for the newest
+	Limit      int
+}
+
+// EventListParams selects events of one store and mode, newest first.
+type EventListParams struct {
+	MerchantID string
+	Mode       Mode
+	Type       string // "" for all
+	Limit      int
+}

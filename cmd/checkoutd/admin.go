@@ -1,0 +1,88 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"text/tabwriter"
+
+	"github.com/checkoutd/checkoutd/internal/service"
+)
+
+// admin is the frame of the headless administration commands: the database
+// flags, --json, and a service on the opened store.
+type admin struct {
+	e    env
+	fs   *flag.FlagSet
+	db   dbFlags
+	json bool
+}
+
+func newAdmin(e env, name, synopsis string) *admin {
+	a := &admin{e: e, fs: newFlagSet(e, name, synopsis)}
+	a.db.register(a.fs, e)
+	a.fs.BoolVar(&a.json, "json", false, "print exactly one JSON object on stdout")
+	return a
+}
+
+// run parses args, opens the store and calls fn with a service on it and
+// the positional arguments.
+func (a *admin) run(ctx context.Context, args []string, fn func(svc *service.Service, rest []string) error) error {
+	rest, err := parseFlags(a.fs, a.e, args)
+	if err != nil {
+		return err
+	}
+	st, _, err := a.db.open(ctx)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	return fn(service.New(service.Config{Store: st}), rest)
+}
+
+// print writes v as one JSON object with --json, and otherwise as the
+// human form that human writes, aligned in columns.
+func (a *admin) print(v any, human func(w io.Writer)) error {
+	if a.json {
+		b, err := json.Marshal(v)
+		if err != nil {
+			return err
+		}
+		_, err = fmt.Fprintf(a.e.stdout, "%s\n", b)
+		return err
+	}
+	tw := tabwriter.NewWriter(a.e.stdout, 0, 4, 2, ' ', 0)
+	human(tw)
+	return tw.Flush()
+}
+
+// subcommand dispatches "checkoutd <group> <sub> ...".
+func subcommand(ctx context.Context, e env, group string, args []string, subs map[string]func(context.Context, env, []string) error) error {
+	names := ""
+	for _, n := range sortedKeys(subs) {
+		names += " " + n
+	}
+	if len(args) == 0 {
+		return usageError{fmt.Sprintf("checkoutd %s needs a subcommand:%s", group, names)}
+	}
+	fn, ok := subs[args[0]]
+	if !ok {
+		return usageError{fmt.Sprintf("checkoutd %s has no subcommand %q; it has:%s", group, args[0], names)}
+	}
+	return fn(ctx, e, args[1:])
+}
+
+// listJSON is how --json prints a list: one object.
+type listJSON[T any] struct {
+	Object string `json:"object"`
+	Data   []T    `json:"data"`
+}
+
+func newList[T any](data []T) listJSON[T] {
+	if data == nil {
+		data = []T{}
+	}
+	return listJSON[T]{Object: "list", Data: data}
+}

@@ -1,0 +1,129 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"net/url"
+	"path/filepath"
+	"strings"
+
+	"github.com/checkoutd/checkoutd/internal/store"
+	"github.com/checkoutd/checkoutd/internal/store/postgres"
+	"github.com/checkoutd/checkoutd/internal/store/sqlite"
+)
+
+// newFlagSet returns the flag set of a command.
+func newFlagSet(e env, name, synopsis string) *flag.FlagSet {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(e.stderr)
+	fs.Usage = func() {
+		fmt.Fprintf(e.stderr, "usage: checkoutd %s\n\nflags (each can also be set as CHECKOUTD_<FLAG> in the environment,\n--rate-limit as CHECKOUTD_RATE_LIMIT; the command line wins):\n", synopsis)
+		fs.PrintDefaults()
+	}
+	return fs
+}
+
+// parseFlags parses args, flags and positional arguments in any order,
+// then fills every flag not given on the command line from its CHECKOUTD_*
+// environment variable. Positional arguments are returned.
+func parseFlags(fs *flag.FlagSet, e env, args []string) ([]string, error) {
+	var positional []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			if errors.Is(err, flag.ErrHelp) {
+				return nil, err
+			}
+			return nil, usageError{err.Error()}
+		}
+		if fs.NArg() == 0 {
+			break
+		}
+		positional = append(positional, fs.Arg(0))
+		args = fs.Args()[1:]
+	}
+	given := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
+	var errs []error
+	fs.VisitAll(func(f *flag.Flag) {
+		name := envName(f.Name)
+		if v := e.getenv(name); v != "" && !given[f.Name] {
+			if err := fs.Set(f.Name, v); err != nil {
+				errs = append(errs, usageError{fmt.Sprintf("%s: %v", name, err)})
+			}
+		}
+	})
+	return positional, errors.Join(errs...)
+}
+
+func envName(flagName string) string {
+	return "CHECKOUTD_" + strings.ToUpper(strings.ReplaceAll(flagName, "-", "_"))
+}
+
+// dbFlags are the flags of every command that opens the database.
+type dbFlags struct {
+	database string
+	dataDir  string
+}
+
+func (d *dbFlags) register(fs *flag.FlagSet, e env) {
+	fs.StringVar(&d.database, "database", "", "database: a postgres:// URL, or the path of a SQLite file (default: checkoutd.db in --data-dir)")
+	fs.StringVar(&d.dataDir, "data-dir", defaultDataDir(e.getenv), "directory of the embedded SQLite database")
+}
+
+// defaultDataDir is $XDG_DATA_HOME/checkoutd, else ~/.local/share/checkoutd,
+// else ./checkoutd-data.
+func defaultDataDir(getenv func(string) string) string {
+	if x := getenv("XDG_DATA_HOME"); x != "" {
+		return filepath.Join(x, "checkoutd")
+	}
+	if h := getenv("HOME"); h != "" {
+		return filepath.Join(h, ".local", "share", "checkoutd")
+	}
+	return "checkoutd-data"
+}
+
+// open opens the store and describes it for the operator (the password of
+// a URL left out).
+func (d *dbFlags) open(ctx context.Context) (*store.DB, string, error) {
+	switch {
+	case strings.HasPrefix(d.database, "postgres://"), strings.HasPrefix(d.database, "postgresql://"):
+		db, err := postgres.Open(ctx, d.database)
+		if err != nil {
+			return nil, "", fmt.Errorf("open PostgreSQL: %w", err)
+		}
+		return db, "PostgreSQL " + redactURL(d.database), nil
+	default:
+		path := strings.TrimPrefix(strings.TrimPrefix(d.database, "sqlite://"), "sqlite:")
+		if path == "" {
+			path = filepath.Join(d.dataDir, "checkoutd.db")
+		}
+		db, err := sqlite.Open(ctx, path)
+		if err != nil {
+			return nil, "", fmt.Errorf("open SQLite %s: %w", path, err)
+		}
+		abs, _ := filepath.Abs(path)
+		return db, "SQLite " + abs, nil
+	}
+}
+
+func redactURL(s string) string {
+	u, err := url.Parse(s)
+	if err != nil {
+		return "(unparsable URL)"
+	}
+	if _, has := u.User.Password(); has {
+		u.User = url.UserPassword(u.User.Username(), "xxxxx")
+	}
+	return u.Redacted()
+}
+
+// checkBaseURL checks that s is an absolute http(s) URL without a query.
+func checkBaseURL(flagName, s string) (string, error) {
+	u, err := url.Parse(s)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.RawQuery != "" || u.Fragment != "" {
+		return "", usageError{fmt.Sprintf("--%s must be an absolute http or https URL such as https://pay.example.com; got %q", flagName, s)}
+	}
+	return strings.TrimRight(s, "/"), nil
+}

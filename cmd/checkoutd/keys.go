@@ -1,0 +1,131 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/checkoutd/checkoutd/checkout"
+	"github.com/checkoutd/checkoutd/internal/service"
+)
+
+func keysCmd(ctx context.Context, e env, args []string) error {
+	return subcommand(ctx, e, "keys", args, map[string]func(context.Context, env, []string) error{
+		"create": keysCreate,
+		"list":   keysList,
+		"revoke": keysRevoke,
+	})
+}
+
+// keyJSON is a key as the commands print it. Secret is set only by create.
+type keyJSON struct {
+	ID          string   `json:"id"`
+	Object      string   `json:"object"`
+	StoreID     string   `json:"store_id"`
+	Mode        string   `json:"mode"`
+	Type        string   `json:"type"`
+	Permissions []string `json:"permissions"`
+	Secret      string   `json:"secret,omitempty"`
+	SecretHint  string   `json:"secret_hint"`
+	CreatedAt   int64    `json:"created_at"`
+	RevokedAt   *int64   `json:"revoked_at"`
+}
+
+func toKeyJSON(k *checkout.APIKey, secret string) keyJSON {
+	perms := make([]string, len(k.Permissions))
+	for i, p := range k.Permissions {
+		perms[i] = string(p)
+	}
+	j := keyJSON{
+		ID: k.ID, Object: "api_key", StoreID: k.MerchantID, Mode: string(k.Mode), Type: string(k.Type),
+		Permissions: perms, Secret: secret, SecretHint: "..." + k.SecretHint, CreatedAt: k.CreatedAt.Unix(),
+	}
+	if k.RevokedAt != nil {
+		t := k.RevokedAt.Unix()
+		j.RevokedAt = &t
+	}
+	return j
+}
+
+func keysCreate(ctx context.Context, e env, args []string) error {
+	a := newAdmin(e, "keys create", "keys create --store ID --mode test|live --type bearer --permissions checkouts:write[,checkouts:read] [--json]")
+	var store, mode, typ, perms string
+	a.fs.StringVar(&store, "store", "", "the store the key belongs to (required)")
+	a.fs.StringVar(&mode, "mode", "test", "test or live")
+	a.fs.StringVar(&typ, "type", "bearer", "bearer (HMAC request signing arrives in a later version)")
+	a.fs.StringVar(&perms, "permissions", "checkouts:write", "comma-separated: checkouts:write (create and retrieve), checkouts:read (retrieve)")
+	return a.run(ctx, args, func(svc *service.Service, _ []string) error {
+		if typ != string(checkout.KeyBearer) {
+			return usageError{fmt.Sprintf("--type %q is not available: use bearer", typ)}
+		}
+		k, secret, err := svc.CreateAPIKey(ctx, checkout.APIKeyParams{
+			MerchantID:  store,
+			Mode:        checkout.Mode(mode),
+			Type:        checkout.KeyType(typ),
+			Permissions: checkout.ParsePermissions(perms),
+		})
+		if err != nil {
+			return describe(err)
+		}
+		return a.print(toKeyJSON(k, secret), func(w io.Writer) {
+			printKey(w, k)
+			fmt.Fprintf(w, "secret:\t%s\n\nThe secret is shown only now. Keep it on your server.\n", secret)
+		})
+	})
+}
+
+func keysList(ctx context.Context, e env, args []string) error {
+	a := newAdmin(e, "keys list", "keys list --store ID [--json]")
+	var store string
+	a.fs.StringVar(&store, "store", "", "the store whose keys to list (required)")
+	return a.run(ctx, args, func(svc *service.Service, _ []string) error {
+		if _, err := svc.Store().MerchantGet(ctx, store); err != nil {
+			return err
+		}
+		ks, err := svc.Store().APIKeyList(ctx, store)
+		if err != nil {
+			return err
+		}
+		out := make([]keyJSON, len(ks))
+		for i, k := range ks {
+			out[i] = toKeyJSON(k, "")
+		}
+		return a.print(newList(out), func(w io.Writer) {
+			fmt.Fprintln(w, "ID\tMODE\tTYPE\tPERMISSIONS\tSECRET\tCREATED\tREVOKED")
+			for _, k := range ks {
+				revoked := "-"
+				if k.RevokedAt != nil {
+					revoked = k.RevokedAt.UTC().Format(time.RFC3339)
+				}
+				fmt.Fprintf(w, "%s\t%s\t%s\t%s\t...%s\t%s\t%s\n", k.ID, k.Mode, k.Type, checkout.JoinPermissions(k.Permissions),
+					k.SecretHint, k.CreatedAt.UTC().Format(time.RFC3339), revoked)
+			}
+		})
+	})
+}
+
+func keysRevoke(ctx context.Context, e env, args []string) error {
+	a := newAdmin(e, "keys revoke", "keys revoke KEY_ID [--json]")
+	return a.run(ctx, args, func(svc *service.Service, rest []string) error {
+		if len(rest) != 1 {
+			return usageError{"keys revoke takes one key id: checkoutd keys revoke key_..."}
+		}
+		k, err := svc.RevokeAPIKey(ctx, rest[0])
+		if err != nil {
+			return err
+		}
+		return a.print(toKeyJSON(k, ""), func(w io.Writer) {
+			printKey(w, k)
+			fmt.Fprintln(w, "\nThe key is revoked: every node refuses it within 5 seconds.")
+		})
+	})
+}
+
+func printKey(w io.Writer, k *checkout.APIKey) {
+	fmt.Fprintf(w, "id:\t%s\nstore:\t%s\nmode:\t%s\ntype:\t%s\npermissions:\t%s\n",
+		k.ID, k.MerchantID, k.Mode, k.Type, checkout.JoinPermissions(k.Permissions))
+	if k.RevokedAt != nil {
+		fmt.Fprintf(w, "revoked:\t%s\n", k.RevokedAt.UTC().Format(time.RFC3339))
+	}
+}

@@ -1,0 +1,21 @@
+// Command checkoutd is a self-hostable payment-collection service: the
+// merchant API, the hosted payment page, webhooks and the dashboard, in one
+// binary, on SQLite or PostgreSQL. Run "checkoutd help" for its commands.
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx, os.Args[1:], os.Getenv, os.Stdout, os.Stderr); err != nil {
+		fmt.Fprintln(os.Stderr, "checkoutd:", err)
+		os.Exit(exitCode(err))
+	}
+}

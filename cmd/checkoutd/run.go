@@ -1,0 +1,75 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"strings"
+)
+
+// usageError is a mistake on the command line: exit status 2.
+type usageError struct{ msg string }
+
+func (e usageError) Error() string { return e.msg }
+
+func exitCode(err error) int {
+	var ue usageError
+	if errors.As(err, &ue) || errors.Is(err, flag.ErrHelp) {
+		return 2
+	}
+	return 1
+}
+
+// env is what a command runs with: its arguments, the environment, and
+// where it writes.
+type env struct {
+	getenv func(string) string
+	stdout io.Writer
+	stderr io.Writer
+}
+
+type command struct {
+	name    string
+	summary string
+	run     func(ctx context.Context, e env, args []string) error
+}
+
+func commands() []command {
+	return []command{
+		{"serve", "run the service: API, payment page, background jobs", serveCmd},
+		{"migrate", "apply the database migrations and exit", migrateCmd},
+		{"stores", "create and list stores (create, list)", storesCmd},
+		{"keys", "create, list and revoke API keys (create, list, revoke)", keysCmd},
+	}
+}
+
+// run is checkoutd's whole program: main only wires it to the process.
+func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	e := env{getenv: getenv, stdout: stdout, stderr: stderr}
+	if len(args) == 0 || args[0] == "help" || args[0] == "-h" || args[0] == "--help" {
+		usage(stdout)
+		if len(args) == 0 {
+			return usageError{"no command given"}
+		}
+		return nil
+	}
+	for _, c := range commands() {
+		if c.name == args[0] {
+			return c.run(ctx, e, args[1:])
+		}
+	}
+	usage(stderr)
+	return usageError{fmt.Sprintf("unknown command %q", args[0])}
+}
+
+func usage(w io.Writer) {
+	var b strings.Builder
+	b.WriteString("usage: checkoutd <command> [flags]\n\ncommands:\n")
+	for _, c := range commands() {
+		fmt.Fprintf(&b, "  %-9s %s\n", c.name, c.summary)
+	}
+	b.WriteString("\nRun checkoutd <command> -h for a command's flags. Every flag can also be set\nby an environment variable: --database is CHECKOUTD_DATABASE, and so on.\n")
+	io.WriteString(w, b.String())
+}

@@ -1,0 +1,177 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/checkoutd/checkoutd/internal/api"
+	"github.com/checkoutd/checkoutd/internal/jobs"
+	"github.com/checkoutd/checkoutd/internal/server"
+	"github.com/checkoutd/checkoutd/internal/service"
+)
+
+// serveConfig is serve's configuration after parsing and defaults.
+type serveConfig struct {
+	db              dbFlags
+	addr            string
+	baseURL         string
+	checkoutBaseURL string
+	rateLimit       float64
+	rateBurst       int
+	expiryInterval  time.Duration
+	purgeInterval   time.Duration
+	shutdownTimeout time.Duration
+	logFormat       string
+	logLevel        string
+}
+
+func parseServeConfig(e env, args []string) (*serveConfig, error) {
+	c := &serveConfig{}
+	fs := newFlagSet(e, "serve", "serve [flags]")
+	c.db.register(fs, e)
+	fs.StringVar(&c.addr, "addr", "127.0.0.1:8080", "address to listen on (use :8080 to listen on every interface)")
+	fs.StringVar(&c.baseURL, "base-url", "", "public address of the API (default: http:// and --addr)")
+	fs.StringVar(&c.checkoutBaseURL, "checkout-base-url", "", "public address of the hosted payment pages (default: --base-url)")
+	fs.Float64Var(&c.rateLimit, "rate-limit", 100, "requests per second per API key, on each node (0 turns the limit off)")
+	fs.IntVar(&c.rateBurst, "rate-burst", 200, "requests an API key may send in one burst")
+	fs.DurationVar(&c.expiryInterval, "expiry-interval", 2*time.Second, "how often sessions past their hour are expired")
+	fs.DurationVar(&c.purgeInterval, "purge-interval", time.Hour, "how often request logs and idempotency keys past retention are deleted")
+	fs.DurationVar(&c.shutdownTimeout, "shutdown-timeout", 30*time.Second, "how long a shutdown waits for requests in flight")
+	fs.StringVar(&c.logFormat, "log-format", "text", "text or json")
+	fs.StringVar(&c.logLevel, "log-level", "info", "debug, info, warn or error")
+	rest, err := parseFlags(fs, e, args)
+	if err != nil {
+		return nil, err
+	}
+	if len(rest) > 0 {
+		return nil, usageError{fmt.Sprintf("serve takes no arguments; got %q", rest)}
+	}
+	if c.baseURL == "" {
+		host := c.addr
+		if strings.HasPrefix(host, ":") {
+			host = "localhost" + host
+		}
+		c.baseURL = "http://" + host
+	}
+	if c.baseURL, err = checkBaseURL("base-url", c.baseURL); err != nil {
+		return nil, err
+	}
+	if c.checkoutBaseURL == "" {
+		c.checkoutBaseURL = c.baseURL
+	}
+	if c.checkoutBaseURL, err = checkBaseURL("checkout-base-url", c.checkoutBaseURL); err != nil {
+		return nil, err
+	}
+	if c.rateLimit < 0 || c.rateBurst < 1 {
+		return nil, usageError{"--rate-limit must be 0 or more and --rate-burst 1 or more"}
+	}
+	for name, d := range map[string]time.Duration{"expiry-interval": c.expiryInterval, "purge-interval": c.purgeInterval} {
+		if d <= 0 {
+			return nil, usageError{fmt.Sprintf("--%s must be positive", name)}
+		}
+	}
+	if c.logFormat != "text" && c.logFormat != "json" {
+		return nil, usageError{"--log-format must be text or json"}
+	}
+	return c, nil
+}
+
+func newLogger(w interface{ Write([]byte) (int, error) }, format, level string) (*slog.Logger, error) {
+	var lv slog.Level
+	if err := lv.UnmarshalText([]byte(level)); err != nil {
+		return nil, usageError{fmt.Sprintf("--log-level: %v", err)}
+	}
+	opts := &slog.HandlerOptions{Level: lv}
+	var h slog.Handler = slog.NewTextHandler(w, opts)
+	if format == "json" {
+		h = slog.NewJSONHandler(w, opts)
+	}
+	return slog.New(api.LogHandler{Handler: h}), nil
+}
+
+func serveCmd(ctx context.Context, e env, args []string) error {
+	cfg, err := parseServeConfig(e, args)
+	if err != nil {
+		return err
+	}
+	log, err := newLogger(e.stderr, cfg.logFormat, cfg.logLevel)
+	if err != nil {
+		return err
+	}
+	st, desc, err := cfg.db.open(ctx)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	log.Info("database ready", "database", desc)
+
+	svc := service.New(service.Config{Store: st, CheckoutBaseURL: cfg.checkoutBaseURL, Logger: log})
+	logs := api.NewRequestLogWriter(st, log)
+	defer logs.Close()
+	handler := server.New(server.Deps{
+		Service:     svc,
+		Logger:      log,
+		RateLimiter: api.NewRateLimiter(cfg.rateLimit, cfg.rateBurst, nil),
+		RequestLogs: logs,
+	})
+
+	ln, err := net.Listen("tcp", cfg.addr)
+	if err != nil {
+		return err
+	}
+	srv := &http.Server{
+		Handler:           handler,
+		ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout:       30 * time.Second,
+		WriteTimeout:      60 * time.Second,
+		IdleTimeout:       120 * time.Second,
+		MaxHeaderBytes:    64 << 10,
+		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+	}
+
+	jobsCtx, stopJobs := context.WithCancel(context.WithoutCancel(ctx))
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		jobs.Run(jobsCtx, log,
+			jobs.Job{Name: "expire-sessions", Interval: cfg.expiryInterval, RunOnce: func(ctx context.Context) error {
+				_, err := svc.ExpireAll(ctx)
+				return err
+			}},
+			jobs.Job{Name: "purge", Interval: cfg.purgeInterval, RunOnce: func(ctx context.Context) error {
+				_, err := svc.Purge(ctx)
+				return err
+			}},
+		)
+	}()
+
+	serveErr := make(chan error, 1)
+	go func() { serveErr <- srv.Serve(ln) }()
+	log.Info("listening", "addr", ln.Addr().String(), "base_url", cfg.baseURL, "checkout_base_url", cfg.checkoutBaseURL, "pid", os.Getpid())
+
+	select {
+	case err = <-serveErr:
+	case <-ctx.Done():
+		log.Info("shutting down: finishing requests in flight", "timeout", cfg.shutdownTimeout)
+		sctx, cancel := context.WithTimeout(context.Background(), cfg.shutdownTimeout)
+		err = srv.Shutdown(sctx)
+		cancel()
+	}
+	stopJobs()
+	wg.Wait()
+	logs.Close()
+	if errors.Is(err, http.ErrServerClosed) {
+		err = nil
+	}
+	log.Info("stopped")
+	return err
+}

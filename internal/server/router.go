@@ -1,0 +1,71 @@
+package server
+
+import (
+	"net/http"
+	"path"
+	"slices"
+	"strings"
+
+	"github.com/checkoutd/checkoutd/checkout"
+	"github.com/checkoutd/checkoutd/internal/api"
+)
+
+// router is http.ServeMux with answers of our own for what it does not
+// serve: unknown paths get 404 not_found and known paths with another method
+// get 405 method_not_allowed with an Allow header, both in the envelope.
+type router struct {
+	mux     *http.ServeMux
+	methods map[string]map[string]http.Handler // path pattern → method → handler
+}
+
+func newRouter() *router {
+	r := &router{mux: http.NewServeMux(), methods: map[string]map[string]http.Handler{}}
+	r.mux.Handle("/", http.HandlerFunc(notFound))
+	return r
+}
+
+// handle registers h for a "METHOD /path" pattern.
+func (r *router) handle(pattern string, h http.Handler) {
+	method, p, ok := strings.Cut(pattern, " ")
+	if !ok {
+		panic("route pattern needs a method: " + pattern)
+	}
+	byMethod, seen := r.methods[p]
+	if !seen {
+		byMethod = map[string]http.Handler{}
+		r.methods[p] = byMethod
+		r.mux.Handle(p, methodSwitch(byMethod))
+	}
+	byMethod[method] = h
+}
+
+func (r *router) ServeHTTP(w http.ResponseWriter, req *http.Request) {
+	// ServeMux would answer an unclean path (//v1, /v1/../x) with a
+	// redirect; such paths name nothing here.
+	if p := req.URL.Path; p == "" || p[0] != '/' || (p != "/" && path.Clean(p) != p) {
+		notFound(w, req)
+		return
+	}
+	r.mux.ServeHTTP(w, req)
+}
+
+func methodSwitch(byMethod map[string]http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if h, ok := byMethod[r.Method]; ok {
+			h.ServeHTTP(w, r)
+			return
+		}
+		allow := make([]string, 0, len(byMethod))
+		for m := range byMethod {
+			allow = append(allow, m)
+		}
+		slices.Sort(allow)
+		w.Header().Set("Allow", strings.Join(allow, ", "))
+		api.WriteError(w, r, checkout.Errorf(checkout.EMethodNotAllowed,
+			"%s is not allowed on %s; allowed: %s.", r.Method, r.URL.Path, strings.Join(allow, ", ")))
+	})
+}
+
+func notFound(w http.ResponseWriter, r *http.Request) {
+	api.WriteError(w, r, checkout.Errorf(checkout.ENotFound, "There is nothing at %s %s.", r.Method, r.URL.EscapedPath()))
+}

@@ -1,0 +1,25 @@
+package server
+
+import (
+	"net/http"
+
+	"github.com/checkoutd/checkoutd/internal/api"
+	"github.com/checkoutd/checkoutd/openapi"
+)
+
+// addRoutes lists every door of the service.
+func addRoutes(r *router, d Deps) {
+	// The merchant API: JSON envelope, API-key auth, rate limit, request logs.
+	merchant := func(h http.Handler) http.Handler {
+		h = api.Limit(d.RateLimiter, h)
+		h = api.LogRequests(d.RequestLogs, d.Now, h)
+		return api.Authenticate(d.Service, h)
+	}
+	r.handle("POST /v1/stores/{storeId}/checkouts", merchant(api.HandleCreateCheckout(d.Service)))
+	r.handle("GET /v1/stores/{storeId}/checkouts/{checkoutId}", merchant(api.HandleGetCheckout(d.Service)))
+	r.handle("GET /v1/openapi.json", openapi.Handler())
+
+	// Operations.
+	r.handle("GET /healthz", handleHealthz())
+	r.handle("GET /readyz", handleReadyz(d.Service))
+}

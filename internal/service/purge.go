@@ -1,0 +1,25 @@
+package service
+
+import (
+	"context"
+	"errors"
+
+	"github.com/checkoutd/checkoutd/checkout"
+)
+
+// PurgeResult counts what Purge deleted.
+type PurgeResult struct {
+	RequestLogs     int64
+	IdempotencyKeys int64
+}
+
+// Purge deletes request logs older than 30 days and idempotency records
+// older than 24 hours.
+func (s *Service) Purge(ctx context.Context) (PurgeResult, error) {
+	now := s.now()
+	var res PurgeResult
+	var err1, err2 error
+	res.RequestLogs, err1 = s.store.RequestLogPurge(ctx, now.Add(-checkout.Retention))
+	res.IdempotencyKeys, err2 = s.store.IdempotencyPurge(ctx, now.Add(-checkout.IdempotencyWindow))
+	return res, errors.Join(err1, err2)
+}

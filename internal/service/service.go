@@ -1,0 +1,163 @@
+// Package service is checkoutd's application core: the operations the API,
+// the CLI, the payment page, the dashboard and the background jobs share.
+// Each operation validates with the pure domain (package checkout) and
+// writes through checkout.Store, every state change in one transaction with
+// the events it emits.
+package service
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"log/slog"
+	"time"
+
+	"github.com/checkoutd/checkoutd/checkout"
+	"github.com/checkoutd/checkoutd/internal/clock"
+)
+
+// Config configures a Service.
+type Config struct {
+	Store checkout.Store
+	// Now is the clock; time.Now when nil.
+	Now clock.Func
+	// CheckoutBaseURL is the address of the hosted payment pages.
+	CheckoutBaseURL string
+	Logger          *slog.Logger
+	// KeyCacheTTL bounds how long a node trusts a cached API key, and so how
+	// long a revoked key keeps working on a node; at most 5 s (DESIGN.md 2).
+	KeyCacheTTL time.Duration
+}
+
+// Service runs checkoutd's operations.
+type Service struct {
+	store           checkout.Store
+	now             clock.Func
+	checkoutBaseURL string
+	log             *slog.Logger
+	keys            *ttlCache[*checkout.APIKey]
+	merchants       *ttlCache[*checkout.Merchant]
+}
+
+// MaxKeyCacheTTL is the longest a revoked key may keep working on a node.
+const MaxKeyCacheTTL = 5 * time.Second
+
+// New returns a Service.
+func New(cfg Config) *Service {
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	if cfg.KeyCacheTTL <= 0 || cfg.KeyCacheTTL > MaxKeyCacheTTL {
+		cfg.KeyCacheTTL = 2 * time.Second
+	}
+	return &Service{
+		store:           cfg.Store,
+		now:             cfg.Now,
+		checkoutBaseURL: cfg.CheckoutBaseURL,
+		log:             cfg.Logger,
+		// The caches use the wall clock, not the injected one: they bound
+		// staleness in real time, whatever a test does to the schedule.
+		keys:      newTTLCache[*checkout.APIKey](cfg.KeyCacheTTL, 10000, time.Now),
+		merchants: newTTLCache[*checkout.Merchant](cfg.KeyCacheTTL, 10000, time.Now),
+	}
+}
+
+// Store returns the store the service writes to.
+func (s *Service) Store() checkout.Store { return s.store }
+
+// Now returns the service's current time.
+func (s *Service) Now() time.Time { return s.now() }
+
+// CreateMerchant creates a store.
+func (s *Service) CreateMerchant(ctx context.Context, p checkout.MerchantParams) (*checkout.Merchant, error) {
+	m, err := checkout.NewMerchant(p, s.now())
+	if err != nil {
+		return nil, err
+	}
+	err = s.store.InTx(ctx, func(tx checkout.Tx) error { return tx.MerchantInsert(ctx, m) })
+	return m, err
+}
+
+// Merchant returns a store, from a cache at most KeyCacheTTL old.
+func (s *Service) Merchant(ctx context.Context, id string) (*checkout.Merchant, error) {
+	if m, ok := s.merchants.get(id); ok {
+		return m, nil
+	}
+	m, err := s.store.MerchantGet(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	s.merchants.put(id, m)
+	return m, nil
+}
+
+// CreateAPIKey creates a key for an existing store and returns it with its
+// secret, which is never available again.
+func (s *Service) CreateAPIKey(ctx context.Context, p checkout.APIKeyParams) (*checkout.APIKey, string, error) {
+	k, secret, err := checkout.NewAPIKey(p, s.now())
+	if err != nil {
+		return nil, "", err
+	}
+	if _, err := s.store.MerchantGet(ctx, p.MerchantID); err != nil {
+		return nil, "", err
+	}
+	err = s.store.InTx(ctx, func(tx checkout.Tx) error { return tx.APIKeyInsert(ctx, k) })
+	if err != nil {
+		return nil, "", err
+	}
+	return k, secret, nil
+}
+
+// RevokeAPIKey revokes a key. Every node stops accepting it within
+// KeyCacheTTL.
+func (s *Service) RevokeAPIKey(ctx context.Context, id string) (*checkout.APIKey, error) {
+	err := s.store.InTx(ctx, func(tx checkout.Tx) error { return tx.APIKeyRevoke(ctx, id, s.now()) })
+	if err != nil {
+		return nil, err
+	}
+	return s.store.APIKeyGet(ctx, id)
+}
+
+// Authenticate returns the live key whose secret this is. Unknown, revoked
+// and malformed secrets all fail with invalid_api_key, saying nothing of
+// which.
+func (s *Service) Authenticate(ctx context.Context, secret string) (*checkout.APIKey, error) {
+	invalid := checkout.Errorf(checkout.EInvalidAPIKey, "The API key is not valid: it is unknown, revoked or malformed.")
+	if _, _, ok := checkout.ParseSecret(secret); !ok {
+		return nil, invalid
+	}
+	hash := checkout.HashSecret(secret)
+	k, ok := s.keys.get(hash)
+	if !ok {
+		var err error
+		k, err = s.store.APIKeyGetByHash(ctx, hash)
+		if checkout.IsCode(err, checkout.ENotFound) {
+			return nil, invalid
+		}
+		if err != nil {
+			return nil, err
+		}
+		s.keys.put(hash, k)
+	}
+	if !k.MatchesSecret(secret) || k.Revoked() {
+		return nil, invalid
+	}
+	return k, nil
+}
+
+// requestHash is the fingerprint of a create request that an
+// Idempotency-Key is bound to: the validated parameters in canonical form,
+// so that a retry re-serialized by the client with its keys in another order
+// or other spacing still matches.
+func requestHash(storeID string, p *checkout.CreateParams) string {
+	canon, _ := json.Marshal(struct {
+		Store  string
+		Params *checkout.CreateParams
+	}{storeID, p})
+	sum := sha256.Sum256(canon)
+	return hex.EncodeToString(sum[:])
+}

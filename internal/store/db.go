@@ -1,0 +1,157 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"io/fs"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/checkoutd/checkoutd/checkout"
+)
+
+// Dialect is what differs between the databases.
+type Dialect struct {
+	// Name is "sqlite" or "postgres".
+	Name string
+	// ForUpdate is appended to a SELECT that locks the rows it reads:
+	// " FOR UPDATE" on PostgreSQL; "" on SQLite, whose write transactions
+	// (BEGIN IMMEDIATE) already exclude every other writer.
+	ForUpdate string
+	// MigrationLock, when set, runs first in the migration transaction so
+	// that nodes starting together migrate one at a time.
+	MigrationLock string
+	// Translate maps a driver error to a *checkout.Error where it has a
+	// meaning (a unique key taken, the database unreachable) and returns
+	// other errors unchanged.
+	Translate func(error) error
+	// Migrations holds the numbered migrations, NNNN_name.sql.
+	Migrations fs.FS
+}
+
+// DB is a checkout.Store on a SQL database. Writes go through write and
+// reads through read; on PostgreSQL they are one pool, on SQLite the writer
+// is a single connection so writers queue in Go rather than on a lock.
+type DB struct {
+	dialect Dialect
+	write   *sql.DB
+	read    *sql.DB
+}
+
+var _ checkout.Store = (*DB)(nil)
+
+// New returns a store over the pools, which it closes on Close.
+func New(d Dialect, write, read *sql.DB) *DB {
+	return &DB{dialect: d, write: write, read: read}
+}
+
+// Dialect returns the name of the database: "sqlite" or "postgres".
+func (db *DB) Dialect() string { return db.dialect.Name }
+
+// Close closes both pools.
+func (db *DB) Close() error {
+	err := db.write.Close()
+	if db.read != db.write {
+		err = errors.Join(err, db.read.Close())
+	}
+	return err
+}
+
+// Ping checks that the database answers.
+func (db *DB) Ping(ctx context.Context) error {
+	return db.translate(db.write.PingContext(ctx))
+}
+
+// translate maps err through the dialect, wrapping what it does not know as
+// an internal error.
+func (db *DB) translate(err error) error {
+	if err == nil {
+		return nil
+	}
+	var ce *checkout.Error
+	if errors.As(err, &ce) {
+		return err
+	}
+	err = db.dialect.Translate(err)
+	if errors.As(err, &ce) {
+		return err
+	}
+	return checkout.Internal(err)
+}
+
+// InTx runs fn in a write transaction.
+func (db *DB) InTx(ctx context.Context, fn func(checkout.Tx) error) error {
+	sqlTx, err := db.write.BeginTx(ctx, nil)
+	if err != nil {
+		return db.translate(err)
+	}
+	if err := fn(&Tx{db: db, tx: sqlTx}); err != nil {
+		sqlTx.Rollback()
+		return db.translate(err)
+	}
+	return db.translate(sqlTx.Commit())
+}
+
+// Tx is a write transaction of a DB.
+type Tx struct {
+	db *DB
+	tx *sql.Tx
+}
+
+var _ checkout.Tx = (*Tx)(nil)
+
+// Migrate applies the migrations not applied yet, in order, in one
+// transaction, and returns how many it applied.
+func (db *DB) Migrate(ctx context.Context) (int, error) {
+	names, err := fs.Glob(db.dialect.Migrations, "*.sql")
+	if err != nil {
+		return 0, err
+	}
+	slices.Sort(names)
+	tx, err := db.write.BeginTx(ctx, nil)
+	if err != nil {
+		return 0, db.translate(err)
+	}
+	defer tx.Rollback()
+	if db.dialect.MigrationLock != "" {
+		if _, err := tx.ExecContext(ctx, db.dialect.MigrationLock); err != nil {
+			return 0, fmt.Errorf("lock migrations: %w", err)
+		}
+	}
+	if _, err := tx.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (version BIGINT PRIMARY KEY, name TEXT NOT NULL)`); err != nil {
+		return 0, fmt.Errorf("create schema_migrations: %w", err)
+	}
+	var current int64
+	if err := tx.QueryRowContext(ctx, `SELECT COALESCE(MAX(version), 0) FROM schema_migrations`).Scan(&current); err != nil {
+		return 0, fmt.Errorf("read schema version: %w", err)
+	}
+	applied := 0
+	for _, name := range names {
+		num, _, ok := strings.Cut(name, "_")
+		version, err := strconv.ParseInt(num, 10, 64)
+		if !ok || err != nil {
+			return 0, fmt.Errorf("migration %s: name must be NNNN_name.sql", name)
+		}
+		if version <= current {
+			continue
+		}
+		body, err := fs.ReadFile(db.dialect.Migrations, name)
+		if err != nil {
+			return 0, err
+		}
+		if _, err := tx.ExecContext(ctx, string(body)); err != nil {
+			return 0, fmt.Errorf("migration %s: %w", name, err)
+		}
+		if _, err := tx.ExecContext(ctx, `INSERT INTO schema_migrations (version, name) VALUES ($1, $2)`, version, name); err != nil {
+			return 0, fmt.Errorf("record migration %s: %w", name, err)
+		}
+		applied++
+	}
+	if err := tx.Commit(); err != nil {
+		return 0, db.translate(err)
+	}
+	return applied, nil
+}

@@ -1,0 +1,50 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"time"
+
+	"github.com/checkoutd/checkoutd/checkout"
+)
+
+// IdempotencyGet returns the saved outcome of a create request.
+func (db *DB) IdempotencyGet(ctx context.Context, merchantID string, mode checkout.Mode, key string) (*checkout.IdempotencyRecord, error) {
+	r := checkout.IdempotencyRecord{MerchantID: merchantID, Mode: mode, Key: key}
+	var body string
+	var created int64
+	err := db.read.QueryRowContext(ctx, `SELECT request_hash, status_code, body, created_at FROM idempotency_keys
+		WHERE store_id = $1 AND mode = $2 AND key = $3`, merchantID, string(mode), key).
+		Scan(&r.RequestHash, &r.StatusCode, &body, &created)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, checkout.Errorf(checkout.ENotFound, "No such idempotency key.")
+	}
+	if err != nil {
+		return nil, db.translate(err)
+	}
+	r.Body = []byte(body)
+	r.CreatedAt = time.Unix(created, 0)
+	return &r, nil
+}
+
+// IdempotencyInsert saves the outcome of a create request.
+func (tx *Tx) IdempotencyInsert(ctx context.Context, r *checkout.IdempotencyRecord) error {
+	_, err := tx.tx.ExecContext(ctx, `INSERT INTO idempotency_keys (store_id, mode, key, request_hash, status_code, body, created_at)
+		VALUES ($1, $2, $3, $4, $5, $6, $7)`,
+		r.MerchantID, string(r.Mode), r.Key, r.RequestHash, r.StatusCode, string(r.Body), r.CreatedAt.Unix())
+	return tx.db.translate(err)
+}
+
+// IdempotencyPurge deletes records created before t.
+func (db *DB) IdempotencyPurge(ctx context.Context, before time.Time) (int64, error) {
+	return db.purge(ctx, `DELETE FROM idempotency_keys WHERE created_at < $1`, before.Unix())
+}
+
+func (db *DB) purge(ctx context.Context, query string, arg any) (int64, error) {
+	res, err := db.write.ExecContext(ctx, query, arg)
+	if err != nil {
+		return 0, db.translate(err)
+	}
+	return res.RowsAffected()
+}

@@ -1,0 +1,71 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"time"
+
+	"github.com/checkoutd/checkoutd/checkout"
+)
+
+// queryer is what *sql.DB and *sql.Tx share.
+type queryer interface {
+	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+}
+
+// scanner is what *sql.Row and *sql.Rows share.
+type scanner interface{ Scan(dest ...any) error }
+
+const merchantColumns = `id, name, currency, website, statement_descriptor, created_at`
+
+func scanMerchant(row scanner) (*checkout.Merchant, error) {
+	var m checkout.Merchant
+	var created int64
+	if err := row.Scan(&m.ID, &m.Name, &m.Currency, &m.Website, &m.StatementDescriptor, &created); err != nil {
+		return nil, err
+	}
+	m.CreatedAt = time.Unix(created, 0)
+	return &m, nil
+}
+
+// MerchantGet returns a store by id.
+func (db *DB) MerchantGet(ctx context.Context, id string) (*checkout.Merchant, error) {
+	m, err := scanMerchant(db.read.QueryRowContext(ctx, `SELECT `+merchantColumns+` FROM stores WHERE id = $1`, id))
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, checkout.Errorf(checkout.EStoreNotFound, "No such store: %s.", id)
+	}
+	return m, db.translate(err)
+}
+
+// MerchantList returns every store, oldest first.
+func (db *DB) MerchantList(ctx context.Context) ([]*checkout.Merchant, error) {
+	rows, err := db.read.QueryContext(ctx, `SELECT `+merchantColumns+` FROM stores ORDER BY created_at, id`)
+	if err != nil {
+		return nil, db.translate(err)
+	}
+	return collect(db, rows, scanMerchant)
+}
+
+// MerchantInsert stores a new store.
+func (tx *Tx) MerchantInsert(ctx context.Context, m *checkout.Merchant) error {
+	_, err := tx.tx.ExecContext(ctx, `INSERT INTO stores (`+merchantColumns+`) VALUES ($1, $2, $3, $4, $5, $6)`,
+		m.ID, m.Name, m.Currency, m.Website, m.StatementDescriptor, m.CreatedAt.Unix())
+	return tx.db.translate(err)
+}
+
+// collect scans every row and closes rows.
+func collect[T any](db *DB, rows *sql.Rows, scan func(scanner) (T, error)) ([]T, error) {
+	defer rows.Close()
+	var out []T
+	for rows.Next() {
+		v, err := scan(rows)
+		if err != nil {
+			return nil, db.translate(err)
+		}
+		out = append(out, v)
+	}
+	return out, db.translate(rows.Err())
+}

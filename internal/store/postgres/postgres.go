@@ -1,0 +1,75 @@
+// Package postgres opens checkoutd's store on PostgreSQL through pgx v5, the
+// scale-out deployment: several checkoutd processes share one database.
+package postgres
+
+import (
+	"context"
+	"database/sql"
+	"embed"
+	"errors"
+	"fmt"
+	"net"
+
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/stdlib"
+
+	"github.com/checkoutd/checkoutd/checkout"
+	"github.com/checkoutd/checkoutd/internal/store"
+)
+
+//go:embed migrations/*.sql
+var migrations embed.FS
+
+// MaxConns bounds the connections one process opens.
+const MaxConns = 20
+
+// Open connects to the database at url (postgres://...) and applies pending
+// migrations. A search_path parameter in the URL selects a schema.
+func Open(ctx context.Context, url string) (*store.DB, error) {
+	cfg, err := pgconnConfig(url)
+	if err != nil {
+		return nil, err
+	}
+	pool := stdlib.OpenDB(*cfg)
+	pool.SetMaxOpenConns(MaxConns)
+	pool.SetMaxIdleConns(MaxConns)
+	db := store.New(Dialect, pool, pool)
+	if _, err := db.Migrate(ctx); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("migrate: %w", err)
+	}
+	return db, nil
+}
+
+// Dialect is PostgreSQL's.
+var Dialect = store.Dialect{
+	Name:      "postgres",
+	ForUpdate: " FOR UPDATE",
+	// Nodes that start together migrate one at a time.
+	MigrationLock: `SELECT pg_advisory_xact_lock(7348219011)`,
+	Translate:     translate,
+	Migrations:    store.SubFS(migrations, "migrations"),
+}
+
+func translate(err error) error {
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) {
+		switch {
+		case pe.Code == "23505": // unique_violation
+			return &checkout.Error{Code: checkout.EConflict, Message: "The record exists already.", Err: err}
+		case pe.Code[:2] == "08", pe.Code[:2] == "53", pe.Code[:2] == "57": // connection, resources, operator intervention
+			return unavailable(err)
+		}
+		return err
+	}
+	var ce *pgconn.ConnectError
+	var ne net.Error
+	if errors.As(err, &ce) || errors.As(err, &ne) || errors.Is(err, sql.ErrConnDone) || pgconn.SafeToRetry(err) {
+		return unavailable(err)
+	}
+	return err
+}
+
+func unavailable(err error) error {
+	return &checkout.Error{Code: checkout.EUnavailable, Message: "The database is unavailable; try again shortly.", Err: err}
+}

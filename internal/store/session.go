@@ -1,0 +1,114 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/checkoutd/checkoutd/checkout"
+)
+
+const sessionColumns = `id, store_id, mode, status, title, description, currency, amount, discount_amount, tax_amount, total_amount,
+	items, customer_email, customer_name, metadata, return_url, cancel_url, payment_id, payment_in_progress,
+	created_at, expires_at, completed_at`
+
+func scanSession(row scanner) (*checkout.Session, error) {
+	var s checkout.Session
+	var items, metadata string
+	var inProgress int
+	var created, expires int64
+	var completed sql.NullInt64
+	err := row.Scan(&s.ID, &s.MerchantID, &s.Mode, &s.Status, &s.Title, &s.Description, &s.Currency,
+		&s.Amount, &s.DiscountAmount, &s.TaxAmount, &s.TotalAmount,
+		&items, &s.Customer.Email, &s.Customer.Name, &metadata, &s.ReturnURL, &s.CancelURL, &s.PaymentID, &inProgress,
+		&created, &expires, &completed)
+	if err != nil {
+		return nil, err
+	}
+	if err := json.Unmarshal([]byte(items), &s.Items); err != nil {
+		return nil, fmt.Errorf("session %s: items: %w", s.ID, err)
+	}
+	if err := json.Unmarshal([]byte(metadata), &s.Metadata); err != nil {
+		return nil, fmt.Errorf("session %s: metadata: %w", s.ID, err)
+	}
+	s.PaymentInProgress = inProgress != 0
+	s.CreatedAt = time.Unix(created, 0)
+	s.ExpiresAt = time.Unix(expires, 0)
+	s.CompletedAt = timePtr(completed)
+	return &s, nil
+}
+
+func sessionNotFound(id string) error {
+	return checkout.Errorf(checkout.ECheckoutNotFound, "No such checkout session: %s.", id)
+}
+
+// SessionGet returns a session by id.
+func (db *DB) SessionGet(ctx context.Context, id string) (*checkout.Session, error) {
+	s, err := scanSession(db.read.QueryRowContext(ctx, `SELECT `+sessionColumns+` FROM sessions WHERE id = $1`, id))
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, sessionNotFound(id)
+	}
+	return s, db.translate(err)
+}
+
+// SessionListDue returns open sessions due to expire at now.
+func (db *DB) SessionListDue(ctx context.Context, now time.Time, limit int) ([]*checkout.Session, error) {
+	rows, err := db.read.QueryContext(ctx, `SELECT `+sessionColumns+` FROM sessions
+		WHERE status = 'open' AND expires_at <= $1 AND payment_in_progress = 0
+		ORDER BY expires_at LIMIT $2`, now.Unix(), limit)
+	if err != nil {
+		return nil, db.translate(err)
+	}
+	return collect(db, rows, scanSession)
+}
+
+// SessionInsert stores a new session.
+func (tx *Tx) SessionInsert(ctx context.Context, s *checkout.Session) error {
+	items, err := json.Marshal(s.Items)
+	if err != nil {
+		return err
+	}
+	metadata, err := json.Marshal(s.Metadata)
+	if err != nil {
+		return err
+	}
+	_, err = tx.tx.ExecContext(ctx, `INSERT INTO sessions (`+sessionColumns+`)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22)`,
+		s.ID, s.MerchantID, string(s.Mode), string(s.Status), s.Title, s.Description, s.Currency,
+		s.Amount, s.DiscountAmount, s.TaxAmount, s.TotalAmount,
+		string(items), s.Customer.Email, s.Customer.Name, string(metadata), s.ReturnURL, s.CancelURL, s.PaymentID, boolInt(s.PaymentInProgress),
+		s.CreatedAt.Unix(), s.ExpiresAt.Unix(), unixPtr(s.CompletedAt))
+	return tx.db.translate(err)
+}
+
+// SessionGetForUpdate reads and locks a session.
+func (tx *Tx) SessionGetForUpdate(ctx context.Context, id string) (*checkout.Session, error) {
+	s, err := scanSession(tx.tx.QueryRowContext(ctx, `SELECT `+sessionColumns+` FROM sessions WHERE id = $1`+tx.db.dialect.ForUpdate, id))
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, sessionNotFound(id)
+	}
+	return s, tx.db.translate(err)
+}
+
+// SessionUpdate writes the mutable fields of a session.
+func (tx *Tx) SessionUpdate(ctx context.Context, s *checkout.Session) error {
+	res, err := tx.tx.ExecContext(ctx, `UPDATE sessions SET status = $2, payment_id = $3, completed_at = $4, payment_in_progress = $5 WHERE id = $1`,
+		s.ID, string(s.Status), s.PaymentID, unixPtr(s.CompletedAt), boolInt(s.PaymentInProgress))
+	if err != nil {
+		return tx.db.translate(err)
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return sessionNotFound(s.ID)
+	}
+	return nil
+}
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
