@@ -85,4 +85,3 @@ func (s *Session) View(m *Merchant, checkoutBaseURL string) *SessionJSON {
 	}
 	return v
 }
-

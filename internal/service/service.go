@@ -25,9 +25,14 @@ type Config struct {
 	// CheckoutBaseURL is the address of the hosted payment pages.
 	CheckoutBaseURL string
 	Logger          *slog.Logger
-	// KeyCacheTTL bounds how long a node trusts a cached API key, and so how
-	// long a revoked key keeps working on a node; at most 5 s (DESIGN.md 2).
+	// KeyCacheTTL bounds how long a node trusts a cached API key or store,
+	// and so how long a revoked key keeps working on a node; at most 5 s
+	// (DESIGN.md 2), 2 s when zero.
 	KeyCacheTTL time.Duration
+	// CacheNow is the clock of those caches: time.Now when nil. They bound
+	// staleness in real time, so they do not follow Now; tests that check
+	// revocation move this one.
+	CacheNow clock.Func
 }
 
 // Service runs checkoutd's operations.
@@ -51,6 +56,9 @@ func New(cfg Config) *Service {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
+	if cfg.CacheNow == nil {
+		cfg.CacheNow = time.Now
+	}
 	if cfg.KeyCacheTTL <= 0 || cfg.KeyCacheTTL > MaxKeyCacheTTL {
 		cfg.KeyCacheTTL = 2 * time.Second
 	}
@@ -59,10 +67,8 @@ func New(cfg Config) *Service {
 		now:             cfg.Now,
 		checkoutBaseURL: cfg.CheckoutBaseURL,
 		log:             cfg.Logger,
-		// The caches use the wall clock, not the injected one: they bound
-		// staleness in real time, whatever a test does to the schedule.
-		keys:      newTTLCache[*checkout.APIKey](cfg.KeyCacheTTL, 10000, time.Now),
-		merchants: newTTLCache[*checkout.Merchant](cfg.KeyCacheTTL, 10000, time.Now),
+		keys:      newTTLCache[*checkout.APIKey](cfg.KeyCacheTTL, 10000, cfg.CacheNow),
+		merchants: newTTLCache[*checkout.Merchant](cfg.KeyCacheTTL, 10000, cfg.CacheNow),
 	}
 }
 

@@ -1,0 +1,318 @@
+package server_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/getkin/kin-openapi/openapi3"
+	"github.com/getkin/kin-openapi/openapi3filter"
+	"github.com/getkin/kin-openapi/routers"
+	"github.com/getkin/kin-openapi/routers/gorillamux"
+
+	"github.com/checkoutd/checkoutd/checkout"
+	"github.com/checkoutd/checkoutd/internal/api"
+	"github.com/checkoutd/checkoutd/internal/clock"
+	"github.com/checkoutd/checkoutd/internal/server"
+	"github.com/checkoutd/checkoutd/internal/service"
+	"github.com/checkoutd/checkoutd/internal/store"
+	"github.com/checkoutd/checkoutd/openapi"
+)
+
+// t0 is when every test's fake clock starts.
+var t0 = time.Date(2026, 11, 1, 12, 0, 0, 0, time.UTC)
+
+// checkoutBase is the checkout base URL the tests configure.
+const checkoutBase = "https://pay.example.test"
+
+// harness is a whole checkoutd HTTP surface on a real database, behind a
+// real HTTP server, with a fake clock. Every response it sees is checked
+// against the OpenAPI document.
+type harness struct {
+	t     *testing.T
+	db    *store.DB
+	clock *clock.Fake
+	svc   *service.Service
+	logs  *api.RequestLogWriter
+	srv   *httptest.Server
+	// cacheClock drives the key and store caches (real-time staleness).
+	cacheClock *clock.Fake
+	// logBuf receives every log line the server writes.
+	logBuf *syncBuffer
+	// A store with a test-mode write key.
+	store  *checkout.Merchant
+	secret string
+	key    *checkout.APIKey
+}
+
+type harnessOptions struct {
+	rateLimit float64
+	rateBurst int
+}
+
+func newHarness(t *testing.T, db *store.DB, opts ...harnessOptions) *harness {
+	t.Helper()
+	o := harnessOptions{rateLimit: 0}
+	if len(opts) > 0 {
+		o = opts[0]
+	}
+	clk := clock.NewFake(t0)
+	cacheClk := clock.NewFake(t0)
+	logBuf := &syncBuffer{}
+	log := slog.New(api.LogHandler{Handler: slog.NewTextHandler(logBuf, &slog.HandlerOptions{Level: slog.LevelDebug})})
+	svc := service.New(service.Config{Store: db, Now: clk.Now, CacheNow: cacheClk.Now, CheckoutBaseURL: checkoutBase, Logger: log})
+	logs := api.NewRequestLogWriter(db, log)
+	t.Cleanup(logs.Close)
+	h := &harness{t: t, db: db, clock: clk, cacheClock: cacheClk, svc: svc, logs: logs, logBuf: logBuf}
+	handler := server.New(server.Deps{
+		Logger:      log,
+		Service:     svc,
+		Now:         clk.Now,
+		RateLimiter: api.NewRateLimiter(o.rateLimit, o.rateBurst, clk.Now),
+		RequestLogs: logs,
+	})
+	h.srv = httptest.NewServer(handler)
+	t.Cleanup(h.srv.Close)
+	h.store = h.newStore("Acme Games", "USD")
+	h.key, h.secret = h.newKey(h.store.ID, checkout.ModeTest, checkout.PermCheckoutsWrite)
+	return h
+}
+
+func (h *harness) newStore(name, currency string) *checkout.Merchant {
+	h.t.Helper()
+	m, err := h.svc.CreateMerchant(context.Background(), checkout.MerchantParams{
+		Name: name, Currency: currency, Website: "https://acme.example",
+	})
+	if err != nil {
+		h.t.Fatalf("CreateMerchant: %v", err)
+	}
+	return m
+}
+
+func (h *harness) newKey(storeID string, mode checkout.Mode, perms ...checkout.Permission) (*checkout.APIKey, string) {
+	h.t.Helper()
+	k, secret, err := h.svc.CreateAPIKey(context.Background(), checkout.APIKeyParams{
+		MerchantID: storeID, Mode: mode, Type: checkout.KeyBearer, Permissions: perms,
+	})
+	if err != nil {
+		h.t.Fatalf("CreateAPIKey: %v", err)
+	}
+	return k, secret
+}
+
+// syncBuffer is a bytes.Buffer safe for concurrent writers.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// response is a response read whole.
+type response struct {
+	Status int
+	Header http.Header
+	Body   []byte
+}
+
+// decode decodes the body into v.
+func (r *response) decode(t *testing.T, v any) {
+	t.Helper()
+	if err := json.Unmarshal(r.Body, v); err != nil {
+		t.Fatalf("decode %s: %v", r.Body, err)
+	}
+}
+
+// envelope is the body of any API response.
+type envelope struct {
+	OK    bool            `json:"ok"`
+	Data  json.RawMessage `json:"data"`
+	Error *struct {
+		Code      string               `json:"code"`
+		Message   string               `json:"message"`
+		Param     string               `json:"param"`
+		RequestID string               `json:"request_id"`
+		Details   []checkout.Violation `json:"details"`
+	} `json:"error"`
+}
+
+func (r *response) envelope(t *testing.T) envelope {
+	t.Helper()
+	var e envelope
+	r.decode(t, &e)
+	return e
+}
+
+// request describes one request to the server.
+type request struct {
+	method  string
+	path    string
+	body    string
+	secret  string // "" sends no Authorization header
+	headers map[string]string
+}
+
+// do sends req and checks the response against the OpenAPI document and the
+// rules every response follows (envelope, Request-Id).
+func (h *harness) do(req request) *response {
+	h.t.Helper()
+	var body io.Reader
+	if req.body != "" {
+		body = strings.NewReader(req.body)
+	}
+	hr, err := http.NewRequest(req.method, h.srv.URL+req.path, body)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	if req.body != "" {
+		hr.Header.Set("Content-Type", "application/json")
+	}
+	if req.secret != "" {
+		hr.Header.Set("Authorization", "Bearer "+req.secret)
+	}
+	for k, v := range req.headers {
+		if v == "" {
+			hr.Header.Del(k)
+			continue
+		}
+		hr.Header.Set(k, v)
+	}
+	reqBody := []byte(req.body)
+	resp, err := http.DefaultClient.Do(hr)
+	if err != nil {
+		h.t.Fatalf("%s %s: %v", req.method, req.path, err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	r := &response{Status: resp.StatusCode, Header: resp.Header, Body: b}
+	checkResponse(h.t, hr, reqBody, r)
+	return r
+}
+
+// post creates a session with the harness key.
+func (h *harness) post(body string) *response {
+	h.t.Helper()
+	return h.do(request{method: "POST", path: "/v1/stores/" + h.store.ID + "/checkouts", body: body, secret: h.secret})
+}
+
+// get retrieves a session with the harness key.
+func (h *harness) get(id string) *response {
+	h.t.Helper()
+	return h.do(request{method: "GET", path: "/v1/stores/" + h.store.ID + "/checkouts/" + id, secret: h.secret})
+}
+
+// mustCreate creates a session and returns it.
+func (h *harness) mustCreate(body string) checkout.SessionJSON {
+	h.t.Helper()
+	r := h.post(body)
+	if r.Status != http.StatusCreated {
+		h.t.Fatalf("create = %d %s; want 201", r.Status, r.Body)
+	}
+	var s checkout.SessionJSON
+	if err := json.Unmarshal(r.envelope(h.t).Data, &s); err != nil {
+		h.t.Fatal(err)
+	}
+	return s
+}
+
+// wantError checks that r is an error envelope with status and code.
+func wantError(t *testing.T, r *response, status int, code string) envelope {
+	t.Helper()
+	e := r.envelope(t)
+	if r.Status != status || e.OK || e.Error == nil || e.Error.Code != code {
+		t.Fatalf("got %d %s; want %d %s", r.Status, r.Body, status, code)
+	}
+	return e
+}
+
+var (
+	specOnce   sync.Once
+	specRouter routers.Router
+	specDoc    *openapi3.T
+	specErr    error
+)
+
+func loadSpec() {
+	loader := openapi3.NewLoader()
+	specDoc, specErr = loader.LoadFromData(openapi.JSON)
+	if specErr != nil {
+		return
+	}
+	if specErr = specDoc.Validate(context.Background()); specErr != nil {
+		return
+	}
+	// Route on paths alone, whatever host the test server has.
+	specDoc.Servers = nil
+	specRouter, specErr = gorillamux.NewRouter(specDoc)
+}
+
+// checkResponse validates a response against the OpenAPI document: the
+// operation's declared status, headers and body schema. Responses to routes
+// the document does not have (unknown paths, wrong methods) are checked
+// against the ErrorEnvelope schema. Every response must be JSON in the
+// envelope and carry a Request-Id.
+func checkResponse(t *testing.T, req *http.Request, reqBody []byte, r *response) {
+	t.Helper()
+	specOnce.Do(loadSpec)
+	if specErr != nil {
+		t.Fatalf("OpenAPI document: %v", specErr)
+	}
+	if id := r.Header.Get("Request-Id"); !strings.HasPrefix(id, "req_") || len(id) != 36 {
+		t.Errorf("%s %s: Request-Id = %q; want req_ and 32 hex", req.Method, req.URL.Path, id)
+	}
+	if req.URL.Path == "/v1/openapi.json" {
+		return
+	}
+	if ct := r.Header.Get("Content-Type"); ct != "application/json" {
+		t.Errorf("%s %s: Content-Type = %q; want application/json", req.Method, req.URL.Path, ct)
+	}
+	ctx := context.Background()
+	vreq := req.Clone(ctx)
+	vreq.Body = io.NopCloser(bytes.NewReader(reqBody))
+	route, pathParams, err := specRouter.FindRoute(vreq)
+	if err != nil {
+		schema := specDoc.Components.Schemas["ErrorEnvelope"].Value
+		var v any
+		if err := json.Unmarshal(r.Body, &v); err != nil {
+			t.Fatalf("%s %s: body is not JSON: %s", req.Method, req.URL.Path, r.Body)
+		}
+		if err := schema.VisitJSON(v, openapi3.EnableJSONSchema2020()); err != nil {
+			t.Errorf("%s %s (no route in the document): %d %s does not match ErrorEnvelope: %v", req.Method, req.URL.Path, r.Status, r.Body, err)
+		}
+		return
+	}
+	input := &openapi3filter.ResponseValidationInput{
+		RequestValidationInput: &openapi3filter.RequestValidationInput{
+			Request: vreq, PathParams: pathParams, Route: route,
+			Options: &openapi3filter.Options{AuthenticationFunc: openapi3filter.NoopAuthenticationFunc},
+		},
+		Status:  r.Status,
+		Header:  r.Header,
+		Body:    io.NopCloser(bytes.NewReader(r.Body)),
+		Options: &openapi3filter.Options{IncludeResponseStatus: true, MultiError: true},
+	}
+	if err := openapi3filter.ValidateResponse(ctx, input); err != nil {
+		t.Errorf("%s %s: response %d %s does not match the OpenAPI document: %v", req.Method, req.URL.Path, r.Status, r.Body, err)
+	}
+}
