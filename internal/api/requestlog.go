@@ -110,6 +110,14 @@ func (w *RequestLogWriter) run() {
 		cancel()
 		batch = batch[:0]
 	}
+	// drain writes until the buffer is empty, as Flush and Close promise:
+	// one write takes at most four batches.
+	drain := func() {
+		write()
+		for len(w.ch) > 0 {
+			write()
+		}
+	}
 	for {
 		select {
 		case l := <-w.ch:
@@ -120,10 +128,10 @@ func (w *RequestLogWriter) run() {
 		case <-tick.C:
 			write()
 		case ack := <-w.flush:
-			write()
+			drain()
 			close(ack)
 		case <-w.stop:
-			write()
+			drain()
 			return
 		}
 	}
