@@ -174,7 +174,9 @@ func redactBody(b []byte) string {
 	if len(b) > maxLoggedBody {
 		b = b[:maxLoggedBody]
 	}
-	s := strings.ToValidUTF8(string(b), "\uFFFD")
+	// What both databases can store: valid UTF-8 without NUL (PostgreSQL
+	// text refuses it, and with it the whole batch of logs).
+	s := strings.ReplaceAll(strings.ToValidUTF8(string(b), "\uFFFD"), "\x00", "\uFFFD")
 	if strings.Contains(s, `\`) {
 		var v any
 		dec := json.NewDecoder(strings.NewReader(s))
