@@ -64,6 +64,7 @@ func Exercise(t *testing.T, open func(t *testing.T) *store.DB) {
 		{"InTx/RollbackOnError", testInTxRollbackOnError},
 		{"InTx/RollbackOnPanic", testInTxRollbackOnPanic},
 		{"InTx/Isolation", testInTxIsolation},
+		{"Close", testClose},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) { tt.fn(t, open(t)) })
@@ -532,11 +533,16 @@ func ids(ss []*checkout.Session) []string {
 	return out
 }
 
-// testSessionConcurrentComplete has goroutines race to complete one session,
-// each reading it for update and completing it if it is still open: exactly
-// one wins, and its payment is the one recorded.
-func testSessionConcurrentComplete(t *testing.T, db *store.DB) {
+func testSessionConcurrentComplete(t *testing.T, db *store.DB) { ConcurrentComplete(t, db) }
+
+// ConcurrentComplete has goroutines race to complete one session, each
+// reading it for update and completing it if it is still open: exactly one
+// wins, and its payment is the one recorded with one checkout.completed
+// event. dbs are handles on one database (several nodes); the goroutines
+// take turns among them.
+func ConcurrentComplete(t *testing.T, dbs ...*store.DB) {
 	ctx := context.Background()
+	db := dbs[0]
 	m := newMerchant(t, db, "Acme", base)
 	s := insertSession(t, db, newSession(m, nil))
 	const n = 16
@@ -553,6 +559,7 @@ func testSessionConcurrentComplete(t *testing.T, db *store.DB) {
 			defer wg.Done()
 			<-startCh
 			payment := fmt.Sprintf("pay_%032x", i)
+			db := dbs[i%len(dbs)]
 			won := false
 			err := db.InTx(ctx, func(tx checkout.Tx) error {
 				won = false
@@ -1100,5 +1107,24 @@ func testInTxIsolation(t *testing.T, db *store.DB) {
 	})
 	if _, err := db.SessionGet(ctx, s.ID); err != nil {
 		t.Errorf("SessionGet after commit = %v", err)
+	}
+}
+
+// After Close the store refuses work with an error rather than hang or
+// panic.
+func testClose(t *testing.T, db *store.DB) {
+	ctx := context.Background()
+	m := newMerchant(t, db, "Acme", base)
+	if err := db.Close(); err != nil {
+		t.Fatalf("Close = %v", err)
+	}
+	if err := db.Ping(ctx); err == nil {
+		t.Errorf("Ping after Close = nil; want an error")
+	}
+	if _, err := db.MerchantGet(ctx, m.ID); err == nil {
+		t.Errorf("MerchantGet after Close = nil error")
+	}
+	if err := db.InTx(ctx, func(tx checkout.Tx) error { return nil }); err == nil {
+		t.Errorf("InTx after Close = nil; want an error")
 	}
 }
