@@ -78,8 +78,8 @@ func TestNewSecretAlphabet(t *testing.T) {
 	}
 	mean := float64(n*43) / 62
 	for c, k := range counts {
-		// 1387 draws per character on average; 6 standard deviations
-		// (about 220) either side never fails by chance.
+		// 1387 draws per character on average, standard deviation 37:
+		// 260 is 7 of them, which chance does not reach.
 		if float64(k) < mean-260 || float64(k) > mean+260 {
 			t.Errorf("character %q drawn %d times; want about %.0f", c, k, mean)
 		}
