@@ -117,7 +117,12 @@ func (p *parser) object(path string, depth int) (*object, error) {
 	return obj, nil
 }
 
+// join returns the path of key inside path. An empty key is written "" so
+// that a violation about it still names a field.
 func join(path, key string) string {
+	if key == "" {
+		key = `""`
+	}
 	if path == "" {
 		return key
 	}

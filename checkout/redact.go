@@ -5,8 +5,10 @@ import "regexp"
 // secretPattern matches every secret-shaped string checkoutd issues: API key
 // secrets (ck_test_sk_..., ck_live_hk_...) and webhook signing secrets
 // (whsec_...). It is deliberately loose about the tail, so a truncated or
-// mangled secret is caught too.
-var secretPattern = regexp.MustCompile(`ck_(?:test|live)_(?:sk|hk)_[0-9A-Za-z]*|whsec_[0-9A-Za-z]*`)
+// mangled secret is caught too. The tail takes underscores as well: when two
+// secrets run together (ck_test_sk_Xck_live_sk_Y) the first match would
+// otherwise end at the second's "ck" and leave "_live_sk_Y" in the clear.
+var secretPattern = regexp.MustCompile(`ck_(?:test|live)_(?:sk|hk)_[0-9A-Za-z_]*|whsec_[0-9A-Za-z_]*`)
 
 // Redacted replaces a secret in request logs.
 const Redacted = "[redacted]"

@@ -290,7 +290,7 @@ func (v *violations) metadata(val any) map[string]string {
 		return md
 	}
 	for _, k := range obj.keys {
-		path := "metadata." + k
+		path := join("metadata", k)
 		if n := utf8.RuneCountInString(k); n < 1 || n > MaxMetadataKeyLen {
 			v.add("invalid_key", path, fmt.Sprintf("metadata keys must be 1 to %d characters; %s has %d.", MaxMetadataKeyLen, quote(k), n))
 			continue

@@ -94,7 +94,8 @@ type IdempotencyRecord struct {
 const IdempotencyWindow = 24 * time.Hour
 
 // RequestLog records one authenticated API request. Bodies have their
-// secrets redacted; headers are never kept.
+// secrets redacted and are valid UTF-8 without NUL (what both databases can
+// store); headers are never kept.
 type RequestLog struct {
 	RequestID    string
 	MerchantID   string

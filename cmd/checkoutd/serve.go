@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"strings"
 	"sync"
@@ -31,6 +32,10 @@ type serveConfig struct {
 	shutdownTimeout time.Duration
 	logFormat       string
 	logLevel        string
+
+	// baseFromAddr and checkoutFromBase say the URLs were derived rather
+	// than given, so they take the port actually bound (--addr :0).
+	baseFromAddr, checkoutFromBase bool
 }
 
 func parseServeConfig(e env, args []string) (*serveConfig, error) {
@@ -60,12 +65,14 @@ func parseServeConfig(e env, args []string) (*serveConfig, error) {
 			host = "localhost" + host
 		}
 		c.baseURL = "http://" + host
+		c.baseFromAddr = true
 	}
 	if c.baseURL, err = checkBaseURL("base-url", c.baseURL); err != nil {
 		return nil, err
 	}
 	if c.checkoutBaseURL == "" {
 		c.checkoutBaseURL = c.baseURL
+		c.checkoutFromBase = true
 	}
 	if c.checkoutBaseURL, err = checkBaseURL("checkout-base-url", c.checkoutBaseURL); err != nil {
 		return nil, err
@@ -82,6 +89,28 @@ func parseServeConfig(e env, args []string) (*serveConfig, error) {
 		return nil, usageError{"--log-format must be text or json"}
 	}
 	return c, nil
+}
+
+// useBoundAddr puts the port of addr, where serve listens, into the base
+// URLs derived from --addr: with --addr 127.0.0.1:0 they would otherwise
+// point at port 0.
+func (c *serveConfig) useBoundAddr(addr net.Addr) {
+	if !c.baseFromAddr {
+		return
+	}
+	_, port, err := net.SplitHostPort(addr.String())
+	if err != nil {
+		return
+	}
+	u, err := url.Parse(c.baseURL)
+	if err != nil {
+		return
+	}
+	u.Host = net.JoinHostPort(u.Hostname(), port)
+	c.baseURL = u.String()
+	if c.checkoutFromBase {
+		c.checkoutBaseURL = c.baseURL
+	}
 }
 
 func newLogger(w interface{ Write([]byte) (int, error) }, format, level string) (*slog.Logger, error) {
@@ -113,6 +142,12 @@ func serveCmd(ctx context.Context, e env, args []string) error {
 	defer st.Close()
 	log.Info("database ready", "database", desc)
 
+	ln, err := net.Listen("tcp", cfg.addr)
+	if err != nil {
+		return err
+	}
+	cfg.useBoundAddr(ln.Addr())
+
 	svc := service.New(service.Config{Store: st, CheckoutBaseURL: cfg.checkoutBaseURL, Logger: log})
 	logs := api.NewRequestLogWriter(st, log)
 	defer logs.Close()
@@ -123,10 +158,6 @@ func serveCmd(ctx context.Context, e env, args []string) error {
 		RequestLogs: logs,
 	})
 
-	ln, err := net.Listen("tcp", cfg.addr)
-	if err != nil {
-		return err
-	}
 	srv := &http.Server{
 		Handler:           handler,
 		ReadHeaderTimeout: 10 * time.Second,

@@ -81,7 +81,9 @@ func describe(err error) error {
 	if !ok || len(ce.Details) < 2 {
 		return err
 	}
-	msg := ce.Message
+	// Not ce.Message: it ends "(N problems in all; see details.)", and here
+	// the details are the rest of this message.
+	msg := ce.Details[0].Message
 	for _, d := range ce.Details[1:] {
 		msg += "; " + d.Message
 	}

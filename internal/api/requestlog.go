@@ -110,6 +110,14 @@ func (w *RequestLogWriter) run() {
 		cancel()
 		batch = batch[:0]
 	}
+	// drain writes until the buffer is empty, as Flush and Close promise:
+	// one write takes at most four batches.
+	drain := func() {
+		write()
+		for len(w.ch) > 0 {
+			write()
+		}
+	}
 	for {
 		select {
 		case l := <-w.ch:
@@ -120,10 +128,10 @@ func (w *RequestLogWriter) run() {
 		case <-tick.C:
 			write()
 		case ack := <-w.flush:
-			write()
+			drain()
 			close(ack)
 		case <-w.stop:
-			write()
+			drain()
 			return
 		}
 	}
@@ -166,7 +174,9 @@ func redactBody(b []byte) string {
 	if len(b) > maxLoggedBody {
 		b = b[:maxLoggedBody]
 	}
-	s := strings.ToValidUTF8(string(b), "\uFFFD")
+	// What both databases can store: valid UTF-8 without NUL (PostgreSQL
+	// text refuses it, and with it the whole batch of logs).
+	s := strings.ReplaceAll(strings.ToValidUTF8(string(b), "\uFFFD"), "\x00", "\uFFFD")
 	if strings.Contains(s, `\`) {
 		var v any
 		dec := json.NewDecoder(strings.NewReader(s))

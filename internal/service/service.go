@@ -67,8 +67,8 @@ func New(cfg Config) *Service {
 		now:             cfg.Now,
 		checkoutBaseURL: cfg.CheckoutBaseURL,
 		log:             cfg.Logger,
-		keys:      newTTLCache[*checkout.APIKey](cfg.KeyCacheTTL, 10000, cfg.CacheNow),
-		merchants: newTTLCache[*checkout.Merchant](cfg.KeyCacheTTL, 10000, cfg.CacheNow),
+		keys:            newTTLCache[*checkout.APIKey](cfg.KeyCacheTTL, 10000, cfg.CacheNow),
+		merchants:       newTTLCache[*checkout.Merchant](cfg.KeyCacheTTL, 10000, cfg.CacheNow),
 	}
 }
 
@@ -128,12 +128,13 @@ func (s *Service) RevokeAPIKey(ctx context.Context, id string) (*checkout.APIKey
 	return s.store.APIKeyGet(ctx, id)
 }
 
-// Authenticate returns the live key whose secret this is. Unknown, revoked
-// and malformed secrets all fail with invalid_api_key, saying nothing of
-// which.
+// Authenticate returns the live bearer key whose secret this is. Unknown,
+// revoked and malformed secrets all fail with invalid_api_key, saying
+// nothing of which; so does an HMAC key's secret, which signs requests and
+// must never be accepted as a bearer secret, whoever the caller is.
 func (s *Service) Authenticate(ctx context.Context, secret string) (*checkout.APIKey, error) {
 	invalid := checkout.Errorf(checkout.EInvalidAPIKey, "The API key is not valid: it is unknown, revoked or malformed.")
-	if _, _, ok := checkout.ParseSecret(secret); !ok {
+	if _, typ, ok := checkout.ParseSecret(secret); !ok || typ != checkout.KeyBearer {
 		return nil, invalid
 	}
 	hash := checkout.HashSecret(secret)

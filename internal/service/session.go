@@ -123,7 +123,7 @@ func (s *Service) GetSession(ctx context.Context, key *checkout.APIKey, storeID,
 		return nil, err
 	}
 	if sess.ExpiryDue(s.now()) {
-		if sess, err = s.expire(ctx, m, id); err != nil {
+		if sess, _, err = s.expire(ctx, m, id); err != nil {
 			return nil, err
 		}
 	}
@@ -152,11 +152,11 @@ func (s *Service) ExpireDue(ctx context.Context, limit int) (int, error) {
 		if err != nil {
 			return n, err
 		}
-		sess, err := s.expire(ctx, m, d.ID)
+		_, expired, err := s.expire(ctx, m, d.ID)
 		if err != nil {
 			return n, err
 		}
-		if sess.Status == checkout.StatusExpired {
+		if expired {
 			n++
 		}
 	}
@@ -165,10 +165,13 @@ func (s *Service) ExpireDue(ctx context.Context, limit int) (int, error) {
 
 // expire turns the session expired if it is still due once locked, and
 // records checkout.expired in the same transaction. It returns the session as
-// it stands. m is the session's store, read before the transaction so that
-// the transaction holds one connection and waits for no other.
-func (s *Service) expire(ctx context.Context, m *checkout.Merchant, id string) (*checkout.Session, error) {
+// it stands and whether this call expired it (another node, or a read, may
+// have done it first). m is the session's store, read before the
+// transaction so that the transaction holds one connection and waits for
+// no other.
+func (s *Service) expire(ctx context.Context, m *checkout.Merchant, id string) (*checkout.Session, bool, error) {
 	var out *checkout.Session
+	expired := false
 	err := s.store.InTx(ctx, func(tx checkout.Tx) error {
 		sess, err := tx.SessionGetForUpdate(ctx, id)
 		if err != nil {
@@ -189,9 +192,13 @@ func (s *Service) expire(ctx context.Context, m *checkout.Merchant, id string) (
 		if err != nil {
 			return err
 		}
-		return s.emit(ctx, tx, sess.MerchantID, sess.Mode, checkout.EventCheckoutExpired, data)
+		if err := s.emit(ctx, tx, sess.MerchantID, sess.Mode, checkout.EventCheckoutExpired, data); err != nil {
+			return err
+		}
+		expired = true
+		return nil
 	})
-	return out, err
+	return out, expired && err == nil, err
 }
 
 // emit records an event in tx, the transaction of the change it reports.

@@ -88,8 +88,11 @@ func (db *DB) InTx(ctx context.Context, fn func(checkout.Tx) error) error {
 	if err != nil {
 		return db.translate(err)
 	}
+	// Deferred so that a panicking fn does not leave the transaction open,
+	// holding its locks and its connection (on SQLite, the only writer)
+	// after a recover upstream. After Commit it does nothing.
+	defer sqlTx.Rollback()
 	if err := fn(&Tx{db: db, tx: sqlTx}); err != nil {
-		sqlTx.Rollback()
 		return db.translate(err)
 	}
 	return db.translate(sqlTx.Commit())

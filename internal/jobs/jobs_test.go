@@ -1,0 +1,175 @@
+package jobs_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"log/slog"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/checkoutd/checkoutd/internal/jobs"
+)
+
+// guard bounds how long a test waits for something that should happen at
+// once; it is never what a test waits for.
+const guard = 30 * time.Second
+
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// start runs jobs.Run in a goroutine; the returned channel closes when Run
+// returns.
+func start(ctx context.Context, log *slog.Logger, js ...jobs.Job) <-chan struct{} {
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		jobs.Run(ctx, log, js...)
+	}()
+	return done
+}
+
+func wait(t *testing.T, ch <-chan struct{}, what string) {
+	t.Helper()
+	select {
+	case <-ch:
+	case <-time.After(guard):
+		t.Fatalf("timed out waiting for %s", what)
+	}
+}
+
+// A job runs once at start, without waiting for its first tick, and Run
+// returns when the context ends.
+func TestRunStopsWithContext(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	ran := make(chan struct{}, 10)
+	done := start(ctx, slog.New(slog.DiscardHandler), jobs.Job{Name: "hourly", Interval: time.Hour, RunOnce: func(context.Context) error {
+		ran <- struct{}{}
+		return nil
+	}})
+	select {
+	case <-ran:
+	case <-time.After(guard):
+		t.Fatal("the job did not run at start")
+	}
+	cancel()
+	wait(t, done, "Run to return after cancel")
+	if len(ran) != 0 {
+		t.Errorf("an hourly job ran %d more times", len(ran))
+	}
+}
+
+// A job in the middle of a round gets the cancelled context, and Run waits
+// for it to return.
+func TestRunWaitsForRunningJobs(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	inside := make(chan struct{})
+	var finished bool
+	done := start(ctx, slog.New(slog.DiscardHandler), jobs.Job{Name: "slow", Interval: time.Hour, RunOnce: func(ctx context.Context) error {
+		close(inside)
+		<-ctx.Done()
+		finished = true
+		return ctx.Err()
+	}})
+	wait(t, inside, "the job to start")
+	cancel()
+	wait(t, done, "Run to return")
+	if !finished {
+		t.Errorf("Run returned before its job")
+	}
+}
+
+// A failing round is logged with the job's name and error, and the job runs
+// again at its next tick.
+func TestRunRetriesFailure(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	buf := &syncBuffer{}
+	log := slog.New(slog.NewTextHandler(buf, nil))
+	var mu sync.Mutex
+	calls := 0
+	retried := make(chan struct{})
+	done := start(ctx, log, jobs.Job{Name: "flaky", Interval: time.Millisecond, RunOnce: func(context.Context) error {
+		mu.Lock()
+		defer mu.Unlock()
+		calls++
+		switch calls {
+		case 1:
+			return errors.New("database on fire")
+		case 2:
+			close(retried)
+		}
+		return nil
+	}})
+	wait(t, retried, "the job to run again after failing")
+	cancel()
+	wait(t, done, "Run to return")
+	logged := buf.String()
+	for _, want := range []string{"level=ERROR", `msg="background job failed"`, "job=flaky", `err="database on fire"`} {
+		if !strings.Contains(logged, want) {
+			t.Errorf("log %q lacks %s", logged, want)
+		}
+	}
+	if n := strings.Count(logged, "background job failed"); n != 1 {
+		t.Errorf("%d failures logged; want 1", n)
+	}
+}
+
+// The error of a round cut short by shutdown is not a failure worth
+// logging.
+func TestRunQuietOnShutdown(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	buf := &syncBuffer{}
+	done := start(ctx, slog.New(slog.NewTextHandler(buf, nil)), jobs.Job{Name: "j", Interval: time.Hour, RunOnce: func(ctx context.Context) error {
+		cancel()
+		return ctx.Err()
+	}})
+	wait(t, done, "Run to return")
+	if buf.String() != "" {
+		t.Errorf("logged %q on shutdown; want nothing", buf)
+	}
+}
+
+// Jobs run independently: one stuck in a round does not hold up another.
+func TestRunJobsIndependently(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	second := make(chan struct{}, 100)
+	done := start(ctx, slog.New(slog.DiscardHandler),
+		jobs.Job{Name: "stuck", Interval: time.Millisecond, RunOnce: func(ctx context.Context) error {
+			<-ctx.Done()
+			return nil
+		}},
+		jobs.Job{Name: "busy", Interval: time.Millisecond, RunOnce: func(context.Context) error {
+			select {
+			case second <- struct{}{}:
+			default:
+			}
+			return nil
+		}},
+	)
+	for range 3 {
+		select {
+		case <-second:
+		case <-time.After(guard):
+			t.Fatal("the second job did not run while the first was stuck")
+		}
+	}
+	cancel()
+	wait(t, done, "Run to return")
+}
