@@ -125,9 +125,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	}
 	rep := newReport(cfg)
 	for _, name := range cfg.targets {
-		if cfg.json {
-			fmt.Fprintf(stderr, "bench: measuring %s\n", name)
-		}
+		fmt.Fprintf(stderr, "bench: measuring %s\n", name)
 		t, err := startTarget(ctx, name, cfg, stderr)
 		var skip skipError
 		if errors.As(err, &skip) {
