@@ -67,8 +67,8 @@ func New(cfg Config) *Service {
 		now:             cfg.Now,
 		checkoutBaseURL: cfg.CheckoutBaseURL,
 		log:             cfg.Logger,
-		keys:      newTTLCache[*checkout.APIKey](cfg.KeyCacheTTL, 10000, cfg.CacheNow),
-		merchants: newTTLCache[*checkout.Merchant](cfg.KeyCacheTTL, 10000, cfg.CacheNow),
+		keys:            newTTLCache[*checkout.APIKey](cfg.KeyCacheTTL, 10000, cfg.CacheNow),
+		merchants:       newTTLCache[*checkout.Merchant](cfg.KeyCacheTTL, 10000, cfg.CacheNow),
 	}
 }
 
