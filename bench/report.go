@@ -4,7 +4,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
+	"os"
 	"runtime"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -15,7 +18,21 @@ type report struct {
 	cfg   *config
 	Setup []string `json:"setup"`
 	Rows  []row    `json:"rows"`
+	// BareAgain is the bare handler measured again at the end of the run.
+	BareAgain []recheck `json:"bare_again,omitempty"`
 }
+
+// recheck is a second measurement of a bare row.
+type recheck struct {
+	Op  string  `json:"op"`
+	RPS float64 `json:"rps"`
+	// Change is RPS over the first measurement's, minus 1.
+	Change float64 `json:"change"`
+}
+
+// maxDrift is how far the second measurement of bare may stray from the
+// first before the report calls the run unreliable.
+const maxDrift = 0.2
 
 // row is one line of the table: one operation on one target, or a target
 // that was skipped.
@@ -47,12 +64,16 @@ func newReport(cfg *config) *report {
 			cfg.concurrency, cfg.warmup, cfg.duration),
 		"checkoutd as serve wires it: server.New, request logs on, access log formatted (then discarded), " +
 			"background jobs on, rate limiter on at 1e9/s per key so it never refuses (the default 100/s would cap this one key)",
+		loadAverage(),
 		fmt.Sprintf("retrieve reads a pool of %d sessions created through the API before the row", cfg.pool),
 	}}
 }
 
 // add records t's row for op.
 func (r *report) add(t *target, op string, res *result) {
+	if !slices.ContainsFunc(r.Rows, func(rw row) bool { return rw.Target == t.name }) {
+		r.Setup = append(r.Setup, t.note)
+	}
 	rw := row{
 		Target:     t.name,
 		Op:         op,
@@ -73,12 +94,23 @@ func (r *report) add(t *target, op string, res *result) {
 	r.Rows = append(r.Rows, rw)
 }
 
-// note adds a line to the setup the report describes.
-func (r *report) note(s string) { r.Setup = append(r.Setup, s) }
+// recheck records the second measurement of the bare row for op.
+func (r *report) recheck(_ *target, op string, res *result) {
+	for _, rw := range r.Rows {
+		if rw.Target == "bare" && rw.Op == op && rw.RPS > 0 {
+			r.BareAgain = append(r.BareAgain, recheck{Op: op, RPS: res.rps(), Change: res.rps()/rw.RPS - 1})
+		}
+	}
+}
 
 // skip records that target could not run, and why.
 func (r *report) skip(target, reason string) {
-	r.Rows = append(r.Rows, row{Target: target, Skipped: reason})
+	r.Rows = append(r.Rows, row{Target: target, Skipped: strings.Join(strings.Fields(reason), " ")})
+}
+
+// measuredBeyondBare reports whether a target other than bare was measured.
+func (r *report) measuredBeyondBare() bool {
+	return slices.ContainsFunc(r.Rows, func(rw row) bool { return rw.Target != "bare" && rw.Skipped == "" })
 }
 
 // failed returns how many requests failed in all.
@@ -124,7 +156,7 @@ func (r *report) print(w io.Writer) error {
 	fmt.Fprintln(tw, "target  \top      \trequests\treq/s\tp50 ms\tp99 ms\terrors\tvs bare\tbody B\tlogs dropped\t")
 	for _, rw := range r.Rows {
 		if rw.Skipped != "" {
-			fmt.Fprintf(tw, "%-8s\t%-8s\t\t\t\t\t\t\t\t\t  skipped: %s\n", rw.Target, "-", rw.Skipped)
+			fmt.Fprintf(tw, "%-8s\t%-8s\tskipped\t\n", rw.Target, "-")
 			continue
 		}
 		fmt.Fprintf(tw, "%-8s\t%-8s\t%d\t%.0f\t%.2f\t%.2f\t%d\t%s\t%d\t%s\t\n",
@@ -134,15 +166,41 @@ func (r *report) print(w io.Writer) error {
 		return err
 	}
 	for _, rw := range r.Rows {
+		if rw.Skipped != "" {
+			fmt.Fprintf(&b, "\n%s skipped: %s", rw.Target, rw.Skipped)
+		}
 		if rw.FirstError != "" {
 			fmt.Fprintf(&b, "\n%s %s: %d errors; the first: %s", rw.Target, rw.Op, rw.Errors, rw.FirstError)
 		}
 	}
-	if r.failed() > 0 {
+	if slices.ContainsFunc(r.Rows, func(rw row) bool { return rw.Skipped != "" || rw.FirstError != "" }) {
 		b.WriteString("\n")
+	}
+	if len(r.BareAgain) > 0 {
+		var parts []string
+		drifted := false
+		for _, c := range r.BareAgain {
+			parts = append(parts, fmt.Sprintf("%s %.0f req/s (%+.0f%%)", c.Op, c.RPS, c.Change*100))
+			drifted = drifted || math.Abs(c.Change) > maxDrift
+		}
+		fmt.Fprintf(&b, "\nbare again at the end: %s\n", strings.Join(parts, ", "))
+		if drifted {
+			fmt.Fprintf(&b, "WARNING: the machine's speed changed by more than %.0f%% during the run: the ratios are not reliable; run again.\n", maxDrift*100)
+		}
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// loadAverage describes the load of the machine as the run starts: other
+// work on it skews every row.
+func loadAverage() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	f := strings.Fields(string(b))
+	if err != nil || len(f) < 3 {
+		return "load average at start: unknown"
+	}
+	return fmt.Sprintf("load average at start: %s %s %s (other work on the machine skews every row)", f[0], f[1], f[2])
 }
 
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
