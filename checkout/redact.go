@@ -1,6 +1,9 @@
 package checkout
 
-import "regexp"
+import (
+	"regexp"
+	"strings"
+)
 
 // secretPattern matches every secret-shaped string checkoutd issues: API key
 // secrets (ck_test_sk_..., ck_live_hk_...) and webhook signing secrets
@@ -16,5 +19,12 @@ const Redacted = "[redacted]"
 // RedactSecrets returns s with every secret-shaped string replaced by
 // [redacted].
 func RedactSecrets(s string) string {
+	// Every match holds "ck_" or "whsec_". Most strings (every path, nearly
+	// every body) hold neither, and checking that is far cheaper than the
+	// regexp, which has no literal prefix to skip ahead with and so tries a
+	// match at every byte: it was a tenth of the CPU of an API request.
+	if !strings.Contains(s, "ck_") && !strings.Contains(s, "whsec_") {
+		return s
+	}
 	return secretPattern.ReplaceAllLiteralString(s, Redacted)
 }

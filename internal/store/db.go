@@ -24,6 +24,12 @@ type Dialect struct {
 	// MigrationLock, when set, runs first in the migration transaction so
 	// that nodes starting together migrate one at a time.
 	MigrationLock string
+	// Param is the placeholder of the i-th parameter (from 1) of a
+	// statement built at run time with many parameters: "$i" on PostgreSQL,
+	// "?" on SQLite, which treats $i as a name and looks every one up in a
+	// list, quadratic in the thousand parameters of such a statement. The
+	// statements written out in the code use $i on both.
+	Param func(i int) string
 	// Translate maps a driver error to a *checkout.Error where it has a
 	// meaning (a unique key taken, the database unreachable) and returns
 	// other errors unchanged.

@@ -4,6 +4,8 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/checkoutd/checkoutd/checkout"
@@ -23,19 +25,40 @@ func scanRequestLog(row scanner) (*checkout.RequestLog, error) {
 	return &l, nil
 }
 
-// RequestLogInsert writes a batch of logs in one transaction.
+// requestLogChunk is how many logs one INSERT statement writes: 11
+// parameters each, far under the limit of either database.
+const requestLogChunk = 100
+
+// RequestLogInsert writes a batch of logs in one transaction, up to
+// requestLogChunk rows per statement: the writer of request logs keeps up
+// with the API only if a log costs much less than a round trip to the
+// database.
 func (db *DB) RequestLogInsert(ctx context.Context, logs []*checkout.RequestLog) error {
 	if len(logs) == 0 {
 		return nil
 	}
 	return db.InTx(ctx, func(t checkout.Tx) error {
 		tx := t.(*Tx)
-		for _, l := range logs {
-			_, err := tx.tx.ExecContext(ctx, `INSERT INTO request_logs (`+requestLogColumns+`)
-				VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`,
-				l.RequestID, l.MerchantID, string(l.Mode), l.APIKeyID, l.Method, l.Path, l.Status, l.Duration.Microseconds(),
-				l.RequestBody, l.ResponseBody, l.CreatedAt.UnixMilli())
-			if err != nil {
+		for chunk := range slices.Chunk(logs, requestLogChunk) {
+			var q strings.Builder
+			q.WriteString(`INSERT INTO request_logs (` + requestLogColumns + `) VALUES `)
+			args := make([]any, 0, len(chunk)*11)
+			for i, l := range chunk {
+				if i > 0 {
+					q.WriteString(", ")
+				}
+				q.WriteString("(")
+				for j := range 11 {
+					if j > 0 {
+						q.WriteString(", ")
+					}
+					q.WriteString(tx.db.dialect.Param(len(args) + j + 1))
+				}
+				q.WriteString(")")
+				args = append(args, l.RequestID, l.MerchantID, string(l.Mode), l.APIKeyID, l.Method, l.Path, l.Status,
+					l.Duration.Microseconds(), l.RequestBody, l.ResponseBody, l.CreatedAt.UnixMilli())
+			}
+			if _, err := tx.tx.ExecContext(ctx, q.String(), args...); err != nil {
 				return err
 			}
 		}

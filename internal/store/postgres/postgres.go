@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"strconv"
 
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/stdlib"
@@ -47,6 +48,7 @@ var Dialect = store.Dialect{
 	ForUpdate: " FOR UPDATE",
 	// Nodes that start together migrate one at a time.
 	MigrationLock: `SELECT pg_advisory_xact_lock(7348219011)`,
+	Param:         func(i int) string { return "$" + strconv.Itoa(i) },
 	Translate:     translate,
 	Migrations:    store.SubFS(migrations, "migrations"),
 }

@@ -76,6 +76,7 @@ func Open(ctx context.Context, path string) (*store.DB, error) {
 var Dialect = store.Dialect{
 	Name:       "sqlite",
 	ForUpdate:  "",
+	Param:      func(int) string { return "?" },
 	Translate:  translate,
 	Migrations: store.SubFS(migrations, "migrations"),
 }

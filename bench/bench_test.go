@@ -1,0 +1,88 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"slices"
+	"testing"
+	"time"
+)
+
+// TestRun keeps the program compiling and working: a very short run on
+// SQLite. It checks what was measured, never how fast.
+func TestRun(t *testing.T) {
+	var stdout, stderr bytes.Buffer
+	args := []string{"-only", "sqlite", "-duration", "100ms", "-warmup", "0s", "-concurrency", "2", "-pool", "5", "-dir", t.TempDir(), "-json"}
+	if err := run(context.Background(), args, func(string) string { return "" }, &stdout, &stderr); err != nil {
+		t.Fatalf("run(%q) = %v; stdout:\n%s\nstderr:\n%s", args, err, &stdout, &stderr)
+	}
+	var rep struct {
+		Rows []row `json:"rows"`
+	}
+	if err := json.Unmarshal(stdout.Bytes(), &rep); err != nil {
+		t.Fatalf("decode the JSON report: %v\n%s", err, &stdout)
+	}
+	var got []string
+	for _, r := range rep.Rows {
+		got = append(got, r.Target+" "+r.Op)
+		if r.Errors != 0 || r.Skipped != "" || r.LogsDropped == nil || *r.LogsDropped != 0 {
+			t.Errorf("row %+v; want no errors, nothing skipped, no request logs dropped", r)
+		}
+	}
+	if want := []string{"sqlite create", "sqlite retrieve"}; !slices.Equal(got, want) {
+		t.Errorf("rows = %q; want %q", got, want)
+	}
+}
+
+func TestParseConfig(t *testing.T) {
+	tests := []struct {
+		args    []string
+		targets []string
+		pg      string
+	}{
+		{nil, []string{"bare", "sqlite", "postgres"}, "postgres://env"},
+		{[]string{"-only", "postgres,bare,postgres"}, []string{"bare", "postgres"}, "postgres://env"},
+		{[]string{"-postgres", "postgres://flag"}, []string{"bare", "sqlite", "postgres"}, "postgres://flag"},
+	}
+	getenv := func(k string) string {
+		if k == "CHECKOUTD_TEST_DATABASE" {
+			return "postgres://env"
+		}
+		return ""
+	}
+	for _, tt := range tests {
+		cfg, err := parseConfig(tt.args, getenv, &bytes.Buffer{})
+		if err != nil {
+			t.Errorf("parseConfig(%q) = %v", tt.args, err)
+			continue
+		}
+		if !slices.Equal(cfg.targets, tt.targets) || cfg.postgresURL != tt.pg {
+			t.Errorf("parseConfig(%q) = targets %q, postgres %q; want %q, %q", tt.args, cfg.targets, cfg.postgresURL, tt.targets, tt.pg)
+		}
+	}
+	for _, args := range [][]string{{"-only", "mysql"}, {"-concurrency", "0"}, {"extra"}} {
+		if _, err := parseConfig(args, getenv, &bytes.Buffer{}); err == nil {
+			t.Errorf("parseConfig(%q) = nil error; want one", args)
+		}
+	}
+}
+
+func TestPercentile(t *testing.T) {
+	r := &result{}
+	for i := 1; i <= 200; i++ {
+		r.latencies = append(r.latencies, time.Duration(i)*time.Millisecond)
+	}
+	tests := []struct {
+		p    float64
+		want int
+	}{{50, 100}, {99, 198}, {100, 200}, {0.1, 1}}
+	for _, tt := range tests {
+		if got := r.percentile(tt.p); got != time.Duration(tt.want)*time.Millisecond {
+			t.Errorf("percentile(%v) of 1..200 ms = %v; want %v", tt.p, got, time.Duration(tt.want)*time.Millisecond)
+		}
+	}
+	if got := (&result{}).percentile(50); got != 0 {
+		t.Errorf("percentile(50) of nothing = %v; want 0", got)
+	}
+}

@@ -1,0 +1,197 @@
+// Bench measures checkoutd's merchant API (DESIGN.md section 11): create and
+// retrieve requests per second and their p50 and p99 latency, on SQLite and
+// on PostgreSQL, each beside a bare net/http handler that returns a JSON body
+// of the same size, measured in the same run as the ceiling.
+//
+// It starts everything it needs itself: checkoutd as serve wires it
+// (server.New with request logs on) over real HTTP on a loopback listener,
+// on a fresh SQLite file opened as in production (WAL, synchronous=FULL) and
+// on a throwaway PostgreSQL schema that it drops afterwards. A fixed number of
+// workers send requests back to back over keep-alive connections; every
+// latency is recorded. It prints one table, or JSON with -json, and exits 1
+// when a request failed. Run it from the repository root:
+//
+//	go run ./bench
+//	go run ./bench -duration 10s -concurrency 32 -only sqlite,bare
+//
+// See bench/README.md for what it measures and how to read it.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/signal"
+	"runtime/pprof"
+	"slices"
+	"strings"
+	"time"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	err := run(ctx, os.Args[1:], os.Getenv, os.Stdout, os.Stderr)
+	stop()
+	if err != nil {
+		if !errors.Is(err, flag.ErrHelp) {
+			fmt.Fprintln(os.Stderr, "bench:", err)
+		}
+		os.Exit(1)
+	}
+}
+
+// defaultPostgresURL is the tests' database, used when neither -postgres nor
+// CHECKOUTD_TEST_DATABASE says otherwise.
+const defaultPostgresURL = "postgres://postgres@127.0.0.1:5432/test?sslmode=disable"
+
+// targetNames lists what bench can measure, in the order of the table.
+var targetNames = []string{"bare", "sqlite", "postgres"}
+
+// config is bench's configuration after parsing.
+type config struct {
+	targets     []string
+	duration    time.Duration
+	warmup      time.Duration
+	concurrency int
+	pool        int
+	postgresURL string
+	dir         string
+	json        bool
+	cpuProfile  string
+}
+
+func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (*config, error) {
+	c := &config{}
+	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	pg := getenv("CHECKOUTD_TEST_DATABASE")
+	if pg == "" {
+		pg = defaultPostgresURL
+	}
+	only := fs.String("only", strings.Join(targetNames, ","), "comma-separated targets to measure: bare, sqlite, postgres (ratios need bare)")
+	fs.DurationVar(&c.duration, "duration", 5*time.Second, "how long each row is measured")
+	fs.DurationVar(&c.warmup, "warmup", time.Second, "how long each row runs before it is measured")
+	fs.IntVar(&c.concurrency, "concurrency", 16, "concurrent workers, each with its own keep-alive connection")
+	fs.IntVar(&c.pool, "pool", 1000, "sessions created before a retrieve row, which it reads round robin")
+	fs.StringVar(&c.postgresURL, "postgres", pg, "PostgreSQL server to create a throwaway schema in (default: $CHECKOUTD_TEST_DATABASE)")
+	fs.StringVar(&c.dir, "dir", os.TempDir(), "directory of the temporary SQLite file (put it on the disk production would use)")
+	fs.BoolVar(&c.json, "json", false, "print JSON instead of a table")
+	fs.StringVar(&c.cpuProfile, "cpuprofile", "", "write a CPU profile of the whole run, client included, to this file")
+	if err := fs.Parse(args); err != nil {
+		return nil, err
+	}
+	if fs.NArg() > 0 {
+		return nil, fmt.Errorf("bench takes no arguments; got %q", fs.Args())
+	}
+	for _, t := range strings.Split(*only, ",") {
+		t = strings.TrimSpace(t)
+		if !slices.Contains(targetNames, t) {
+			return nil, fmt.Errorf("-only: unknown target %q; known: %s", t, strings.Join(targetNames, ", "))
+		}
+		c.targets = append(c.targets, t)
+	}
+	// The table keeps its order whatever the order of -only.
+	slices.SortFunc(c.targets, func(a, b string) int {
+		return slices.Index(targetNames, a) - slices.Index(targetNames, b)
+	})
+	c.targets = slices.Compact(c.targets)
+	if c.duration <= 0 || c.warmup < 0 || c.concurrency < 1 || c.pool < 1 {
+		return nil, errors.New("-duration and -pool must be positive, -concurrency at least 1 and -warmup not negative")
+	}
+	return c, nil
+}
+
+// run is the whole program: it measures every target of -only in turn and
+// prints the table.
+func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	cfg, err := parseConfig(args, getenv, stderr)
+	if err != nil {
+		return err
+	}
+	if cfg.cpuProfile != "" {
+		f, err := os.Create(cfg.cpuProfile)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return err
+		}
+		defer pprof.StopCPUProfile()
+	}
+	rep := newReport(cfg)
+	for _, name := range cfg.targets {
+		if err := runTarget(ctx, cfg, name, stderr, rep.add, rep); err != nil {
+			return err
+		}
+	}
+	// The machine is noisy: the ceiling is measured again at the end, so
+	// that a change of speed during the run shows.
+	if slices.Contains(cfg.targets, "bare") && rep.measuredBeyondBare() {
+		if err := runTarget(ctx, cfg, "bare", stderr, rep.recheck, rep); err != nil {
+			return err
+		}
+	}
+	if err := rep.print(stdout); err != nil {
+		return err
+	}
+	if n := rep.failed(); n > 0 {
+		return fmt.Errorf("%d requests failed (see the errors column)", n)
+	}
+	return nil
+}
+
+// runTarget starts the named target, measures it, hands each row to record,
+// and stops it. A target that cannot run here is reported as skipped.
+func runTarget(ctx context.Context, cfg *config, name string, stderr io.Writer, record func(*target, string, *result), rep *report) error {
+	fmt.Fprintf(stderr, "bench: measuring %s\n", name)
+	t, err := startTarget(ctx, name, cfg, stderr)
+	var skip skipError
+	if errors.As(err, &skip) {
+		rep.skip(name, skip.reason)
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("start %s: %w", name, err)
+	}
+	err = measure(ctx, cfg, t, func(op string, res *result) { record(t, op, res) })
+	if cerr := t.close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("%s: %w", name, err)
+	}
+	return nil
+}
+
+// measure runs the create row of t, creates the pool of sessions, then runs
+// the retrieve row; it hands each row's result to record.
+func measure(ctx context.Context, cfg *config, t *target, record func(op string, res *result)) error {
+	client := newClient(cfg.concurrency)
+	defer client.CloseIdleConnections()
+	lc := loadConfig{concurrency: cfg.concurrency, warmup: cfg.warmup, duration: cfg.duration}
+
+	res, err := runLoad(ctx, client, lc, func(int, int) (*http.Request, error) { return t.createRequest(ctx) })
+	if err != nil {
+		return err
+	}
+	record("create", res)
+
+	ids, err := createPool(ctx, client, t, cfg.pool, cfg.concurrency)
+	if err != nil {
+		return fmt.Errorf("create the pool of sessions to retrieve: %w", err)
+	}
+	res, err = runLoad(ctx, client, lc, func(w, n int) (*http.Request, error) {
+		// Workers start apart in the pool and walk it round robin.
+		return t.retrieveRequest(ctx, ids[(w*len(ids)/cfg.concurrency+n)%len(ids)])
+	})
+	if err != nil {
+		return err
+	}
+	record("retrieve", res)
+	return nil
+}

@@ -1,0 +1,223 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"runtime"
+	"slices"
+	"strings"
+	"text/tabwriter"
+	"time"
+)
+
+// report collects the rows of the table and what it says about them.
+type report struct {
+	cfg   *config
+	Setup []string `json:"setup"`
+	Rows  []row    `json:"rows"`
+	// BareAgain is the bare handler measured again at the end of the run.
+	BareAgain []recheck `json:"bare_again,omitempty"`
+}
+
+// recheck is a second measurement of a bare row.
+type recheck struct {
+	Op  string  `json:"op"`
+	RPS float64 `json:"rps"`
+	// Change is RPS over the first measurement's, minus 1.
+	Change float64 `json:"change"`
+}
+
+// maxDrift is how far the second measurement of bare may stray from the
+// first before the report calls the run unreliable.
+const maxDrift = 0.2
+
+// row is one line of the table: one operation on one target, or a target
+// that was skipped.
+type row struct {
+	Target  string `json:"target"`
+	Op      string `json:"op,omitempty"`
+	Skipped string `json:"skipped,omitempty"`
+
+	Requests int     `json:"requests"`
+	Errors   int     `json:"errors"`
+	RPS      float64 `json:"rps"`
+	P50ms    float64 `json:"p50_ms"`
+	P99ms    float64 `json:"p99_ms"`
+	// VsBare is RPS over the bare handler's for the same operation in the
+	// same run; absent when bare was not measured.
+	VsBare    *float64 `json:"vs_bare,omitempty"`
+	BodyBytes int64    `json:"body_bytes"`
+	// LogsDropped counts the request logs checkoutd's writer had dropped,
+	// its buffer full, by the end of the row (checkoutd only).
+	LogsDropped *int64 `json:"request_logs_dropped,omitempty"`
+	FirstError  string `json:"first_error,omitempty"`
+}
+
+func newReport(cfg *config) *report {
+	return &report{cfg: cfg, Setup: []string{
+		fmt.Sprintf("%s %s/%s, %d CPUs (GOMAXPROCS %d), load generator in the same process",
+			runtime.Version(), runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), runtime.GOMAXPROCS(0)),
+		fmt.Sprintf("%d workers back to back over keep-alive HTTP/1.1 on loopback; per row %s warm-up, then %s measured",
+			cfg.concurrency, cfg.warmup, cfg.duration),
+		"checkoutd as serve wires it: server.New, request logs on, access log formatted (then discarded), " +
+			"background jobs on, rate limiter on at 1e9/s per key so it never refuses (the default 100/s would cap this one key)",
+		loadAverage(),
+		fmt.Sprintf("retrieve reads a pool of %d sessions created through the API before the row", cfg.pool),
+	}}
+}
+
+// add records t's row for op.
+func (r *report) add(t *target, op string, res *result) {
+	if !slices.ContainsFunc(r.Rows, func(rw row) bool { return rw.Target == t.name }) {
+		r.Setup = append(r.Setup, t.note)
+	}
+	rw := row{
+		Target:     t.name,
+		Op:         op,
+		Requests:   res.requests,
+		Errors:     res.failures,
+		RPS:        res.rps(),
+		P50ms:      ms(res.percentile(50)),
+		P99ms:      ms(res.percentile(99)),
+		FirstError: res.firstErr,
+	}
+	if n := len(res.latencies); n > 0 {
+		rw.BodyBytes = res.bytes / int64(n)
+	}
+	if t.dropped != nil {
+		d := t.dropped()
+		rw.LogsDropped = &d
+	}
+	r.Rows = append(r.Rows, rw)
+}
+
+// recheck records the second measurement of the bare row for op.
+func (r *report) recheck(_ *target, op string, res *result) {
+	for _, rw := range r.Rows {
+		if rw.Target == "bare" && rw.Op == op && rw.RPS > 0 {
+			r.BareAgain = append(r.BareAgain, recheck{Op: op, RPS: res.rps(), Change: res.rps()/rw.RPS - 1})
+		}
+	}
+}
+
+// skip records that target could not run, and why.
+func (r *report) skip(target, reason string) {
+	r.Rows = append(r.Rows, row{Target: target, Skipped: strings.Join(strings.Fields(reason), " ")})
+}
+
+// measuredBeyondBare reports whether a target other than bare was measured.
+func (r *report) measuredBeyondBare() bool {
+	return slices.ContainsFunc(r.Rows, func(rw row) bool { return rw.Target != "bare" && rw.Skipped == "" })
+}
+
+// failed returns how many requests failed in all.
+func (r *report) failed() int {
+	n := 0
+	for _, rw := range r.Rows {
+		n += rw.Errors
+	}
+	return n
+}
+
+// ratios fills VsBare from the bare rows.
+func (r *report) ratios() {
+	bare := map[string]float64{}
+	for _, rw := range r.Rows {
+		if rw.Target == "bare" && rw.Skipped == "" {
+			bare[rw.Op] = rw.RPS
+		}
+	}
+	for i := range r.Rows {
+		if b, ok := bare[r.Rows[i].Op]; ok && b > 0 {
+			v := r.Rows[i].RPS / b
+			r.Rows[i].VsBare = &v
+		}
+	}
+}
+
+// print writes the table, or the JSON with -json.
+func (r *report) print(w io.Writer) error {
+	r.ratios()
+	if r.cfg.json {
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		return enc.Encode(r)
+	}
+	var b strings.Builder
+	b.WriteString("checkoutd merchant API benchmark (DESIGN.md section 11)\n")
+	for _, s := range r.Setup {
+		b.WriteString("  " + s + "\n")
+	}
+	b.WriteString("\n")
+	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "target  \top      \trequests\treq/s\tp50 ms\tp99 ms\terrors\tvs bare\tbody B\tlogs dropped\t")
+	for _, rw := range r.Rows {
+		if rw.Skipped != "" {
+			fmt.Fprintf(tw, "%-8s\t%-8s\tskipped\t\n", rw.Target, "-")
+			continue
+		}
+		fmt.Fprintf(tw, "%-8s\t%-8s\t%d\t%.0f\t%.2f\t%.2f\t%d\t%s\t%d\t%s\t\n",
+			rw.Target, rw.Op, rw.Requests, rw.RPS, rw.P50ms, rw.P99ms, rw.Errors, percent(rw.VsBare), rw.BodyBytes, count(rw.LogsDropped))
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	for _, rw := range r.Rows {
+		if rw.Skipped != "" {
+			fmt.Fprintf(&b, "\n%s skipped: %s", rw.Target, rw.Skipped)
+		}
+		if rw.FirstError != "" {
+			fmt.Fprintf(&b, "\n%s %s: %d errors; the first: %s", rw.Target, rw.Op, rw.Errors, rw.FirstError)
+		}
+	}
+	if slices.ContainsFunc(r.Rows, func(rw row) bool { return rw.Skipped != "" || rw.FirstError != "" }) {
+		b.WriteString("\n")
+	}
+	if len(r.BareAgain) > 0 {
+		var parts []string
+		drifted := false
+		for _, c := range r.BareAgain {
+			parts = append(parts, fmt.Sprintf("%s %.0f req/s (%+.0f%%)", c.Op, c.RPS, c.Change*100))
+			drifted = drifted || math.Abs(c.Change) > maxDrift
+		}
+		fmt.Fprintf(&b, "\nbare again at the end: %s\n", strings.Join(parts, ", "))
+		if drifted {
+			fmt.Fprintf(&b, "WARNING: the machine's speed changed by more than %.0f%% during the run: the ratios are not reliable; run again.\n", maxDrift*100)
+		}
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// loadAverage describes the load of the machine as the run starts: other
+// work on it skews every row.
+func loadAverage() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	f := strings.Fields(string(b))
+	if err != nil || len(f) < 3 {
+		return "load average at start: unknown"
+	}
+	return fmt.Sprintf("load average at start: %s %s %s (other work on the machine skews every row)", f[0], f[1], f[2])
+}
+
+func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+
+func percent(v *float64) string {
+	if v == nil {
+		return "-"
+	}
+	if *v < 0.1 {
+		return fmt.Sprintf("%.1f%%", *v*100)
+	}
+	return fmt.Sprintf("%.0f%%", *v*100)
+}
+
+func count(v *int64) string {
+	if v == nil {
+		return "-"
+	}
+	return fmt.Sprint(*v)
+}

@@ -1,0 +1,321 @@
+package main
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	_ "github.com/jackc/pgx/v5/stdlib" // the "pgx" driver of the admin connection
+
+	"github.com/checkoutd/checkoutd/checkout"
+	"github.com/checkoutd/checkoutd/internal/api"
+	"github.com/checkoutd/checkoutd/internal/jobs"
+	"github.com/checkoutd/checkoutd/internal/server"
+	"github.com/checkoutd/checkoutd/internal/service"
+	"github.com/checkoutd/checkoutd/internal/store"
+	"github.com/checkoutd/checkoutd/internal/store/postgres"
+	"github.com/checkoutd/checkoutd/internal/store/sqlite"
+)
+
+// createBody is the body of every create request: a typical session with two
+// items, a customer, metadata and both URLs.
+const createBody = `{"title":"Order 1042","currency":"usd",` +
+	`"items":[{"name":"AK-47 | Redline (Field-Tested)","amount":1500,"quantity":2,"image":"https://cdn.example.com/items/ak47-redline.png"},` +
+	`{"name":"Gift wrap","amount":300,"quantity":1}],` +
+	`"customer":{"email":"buyer@example.com","name":"Ada Buyer"},"metadata":{"order_id":"1042","cart":"c_9f2"},` +
+	`"return_url":"https://shop.example.com/thanks","cancel_url":"https://shop.example.com/cart"}`
+
+// storeParams is the store every target serves.
+var storeParams = checkout.MerchantParams{Name: "Bench Games", Currency: "USD", Website: "https://shop.example.com"}
+
+// checkoutBaseURL is where the sessions' payment pages would be.
+const checkoutBaseURL = "https://pay.example.com"
+
+// The rate limit checkoutd runs with. The limiter stays in the path, as in
+// production, but so high that it never refuses: the production default
+// (100 per second, burst 200) would cap the bench's one key at 100 requests
+// per second.
+const (
+	rateLimit = 1e9
+	rateBurst = 1e9
+)
+
+// target is one server under load: its address, a store of its and a bearer
+// key that may create and read that store's sessions.
+type target struct {
+	name      string
+	note      string // what the report says about how it runs
+	url       string
+	storeID   string
+	secret    string
+	dropped   func() int64 // request logs dropped; nil for bare
+	stops     []func() error
+	createURL string
+}
+
+// skipError says a target cannot run here, which the report shows instead of
+// failing.
+type skipError struct{ reason string }
+
+func (e skipError) Error() string { return e.reason }
+
+// startTarget starts the named target.
+func startTarget(ctx context.Context, name string, cfg *config, stderr io.Writer) (*target, error) {
+	t := &target{name: name}
+	var err error
+	switch name {
+	case "bare":
+		err = t.startBare()
+	case "sqlite":
+		err = t.startSQLite(ctx, cfg.dir, newLogger(stderr))
+	case "postgres":
+		err = t.startPostgres(ctx, cfg.postgresURL, newLogger(stderr))
+	default:
+		err = fmt.Errorf("unknown target %q", name)
+	}
+	if err != nil {
+		return nil, errors.Join(err, t.close())
+	}
+	t.createURL = t.url + "/v1/stores/" + t.storeID + "/checkouts"
+	return t, nil
+}
+
+// newLogger formats every line as serve's default logger does (text, info),
+// so that the access log costs what it costs in production, but discards
+// them; warnings and errors also go to stderr, where they are seen.
+func newLogger(stderr io.Writer) *slog.Logger {
+	return slog.New(api.LogHandler{Handler: slog.NewMultiHandler(
+		slog.NewTextHandler(io.Discard, &slog.HandlerOptions{Level: slog.LevelInfo}),
+		slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}),
+	)})
+}
+
+// onClose adds fn to what close undoes, last first.
+func (t *target) onClose(fn func() error) { t.stops = append(t.stops, fn) }
+
+// close stops the target and removes what it made.
+func (t *target) close() error {
+	var errs []error
+	for i := len(t.stops) - 1; i >= 0; i-- {
+		errs = append(errs, t.stops[i]())
+	}
+	t.stops = nil
+	return errors.Join(errs...)
+}
+
+// serve serves h on a loopback port with serve's server settings.
+func (t *target) serve(h http.Handler, log *slog.Logger) error {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return err
+	}
+	srv := &http.Server{
+		Handler:           h,
+		ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout:       30 * time.Second,
+		WriteTimeout:      60 * time.Second,
+		IdleTimeout:       120 * time.Second,
+		MaxHeaderBytes:    64 << 10,
+		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+	}
+	go srv.Serve(ln)
+	t.url = "http://" + ln.Addr().String()
+	t.onClose(func() error {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		return srv.Shutdown(ctx)
+	})
+	return nil
+}
+
+// startBare serves the ceiling: a net/http handler that reads the request
+// and encodes a session of the same size as checkoutd's, with no
+// authentication, validation, database or logs.
+func (t *target) startBare() error {
+	now := time.Now()
+	m, err := checkout.NewMerchant(storeParams, now)
+	if err != nil {
+		return err
+	}
+	p, err := checkout.ParseCreateRequest([]byte(createBody))
+	if err != nil {
+		return err
+	}
+	sess := checkout.NewSession(p, m, checkout.ModeTest, now).View(m, checkoutBaseURL)
+	reply := func(status int) http.HandlerFunc {
+		return func(w http.ResponseWriter, r *http.Request) {
+			if _, err := io.Copy(io.Discard, r.Body); err != nil {
+				http.Error(w, err.Error(), http.StatusBadRequest)
+				return
+			}
+			b, err := json.Marshal(struct {
+				OK   bool                  `json:"ok"`
+				Data *checkout.SessionJSON `json:"data"`
+			}{true, sess})
+			if err != nil {
+				http.Error(w, err.Error(), http.StatusInternalServerError)
+				return
+			}
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(status)
+			w.Write(append(b, '\n'))
+		}
+	}
+	mux := http.NewServeMux()
+	mux.Handle("POST /v1/stores/{storeId}/checkouts", reply(http.StatusCreated))
+	mux.Handle("GET /v1/stores/{storeId}/checkouts/{checkoutId}", reply(http.StatusOK))
+	t.note = "bare: net/http ServeMux, reads the body, encodes a session of the same size; no auth, database or logs"
+	t.storeID, t.secret = m.ID, "none"
+	return t.serve(mux, slog.New(slog.DiscardHandler))
+}
+
+// startSQLite runs checkoutd on a new SQLite file in dir, opened as serve
+// opens it.
+func (t *target) startSQLite(ctx context.Context, dir string, log *slog.Logger) error {
+	tmp, err := os.MkdirTemp(dir, "checkoutd-bench-")
+	if err != nil {
+		return err
+	}
+	t.onClose(func() error { return os.RemoveAll(tmp) })
+	path := filepath.Join(tmp, "checkoutd.db")
+	db, err := sqlite.Open(ctx, path)
+	if err != nil {
+		return err
+	}
+	t.onClose(db.Close)
+	t.note = "sqlite: " + path + ", opened by sqlite.Open as serve opens it (WAL, synchronous=FULL); removed afterwards"
+	return t.startCheckoutd(ctx, db, log)
+}
+
+// startPostgres runs checkoutd on a throwaway schema of the server at
+// rawURL, and drops the schema afterwards. When the server cannot be reached
+// the target is skipped.
+func (t *target) startPostgres(ctx context.Context, rawURL string, log *slog.Logger) error {
+	u, err := url.Parse(rawURL)
+	if err != nil || (u.Scheme != "postgres" && u.Scheme != "postgresql") {
+		return fmt.Errorf("-postgres must be a postgres:// URL")
+	}
+	admin, err := sql.Open("pgx", rawURL)
+	if err != nil {
+		return fmt.Errorf("-postgres: %w", err)
+	}
+	t.onClose(admin.Close)
+	pctx, cancel := context.WithTimeout(ctx, 3*time.Second)
+	defer cancel()
+	var version, fsync, syncCommit string
+	err = admin.QueryRowContext(pctx, `SELECT current_setting('server_version'), current_setting('fsync'), current_setting('synchronous_commit')`).
+		Scan(&version, &fsync, &syncCommit)
+	if err != nil {
+		return skipError{fmt.Sprintf("PostgreSQL unreachable at %s (set -postgres or CHECKOUTD_TEST_DATABASE): %v", u.Redacted(), err)}
+	}
+	schema := "bench_" + checkout.NewID("", 6)
+	if _, err := admin.ExecContext(ctx, "CREATE SCHEMA "+schema); err != nil {
+		return fmt.Errorf("create schema: %w", err)
+	}
+	t.onClose(func() error {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		_, err := admin.ExecContext(ctx, "DROP SCHEMA "+schema+" CASCADE")
+		return err
+	})
+	q := u.Query()
+	q.Set("search_path", schema)
+	u.RawQuery = q.Encode()
+	db, err := postgres.Open(ctx, u.String())
+	if err != nil {
+		return err
+	}
+	t.onClose(db.Close)
+	t.note = fmt.Sprintf("postgres: PostgreSQL %s at %s, throwaway schema %s (fsync=%s, synchronous_commit=%s), opened by postgres.Open",
+		strings.Fields(version)[0], redactQuery(u), schema, fsync, syncCommit)
+	return t.startCheckoutd(ctx, db, log)
+}
+
+// redactQuery is u without its password and query.
+func redactQuery(u *url.URL) string {
+	c := *u
+	c.RawQuery = ""
+	return c.Redacted()
+}
+
+// startCheckoutd serves checkoutd on db as serve wires it: the service, the
+// request log writer, server.New, and the background jobs at serve's
+// default intervals. It creates a store and a bearer key that may create
+// and read its sessions.
+func (t *target) startCheckoutd(ctx context.Context, db *store.DB, log *slog.Logger) error {
+	svc := service.New(service.Config{Store: db, CheckoutBaseURL: checkoutBaseURL, Logger: log})
+	logs := api.NewRequestLogWriter(db, log)
+	t.onClose(func() error { logs.Close(); return nil })
+	t.dropped = logs.Dropped
+	handler := server.New(server.Deps{
+		Service:     svc,
+		Logger:      log,
+		RateLimiter: api.NewRateLimiter(rateLimit, rateBurst, nil),
+		RequestLogs: logs,
+	})
+
+	jobsCtx, stopJobs := context.WithCancel(context.WithoutCancel(ctx))
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		jobs.Run(jobsCtx, log,
+			jobs.Job{Name: "expire-sessions", Interval: 2 * time.Second, RunOnce: func(ctx context.Context) error {
+				_, err := svc.ExpireAll(ctx)
+				return err
+			}},
+			jobs.Job{Name: "purge", Interval: time.Hour, RunOnce: func(ctx context.Context) error {
+				_, err := svc.Purge(ctx)
+				return err
+			}},
+		)
+	}()
+	t.onClose(func() error { stopJobs(); <-done; return nil })
+
+	m, err := svc.CreateMerchant(ctx, storeParams)
+	if err != nil {
+		return err
+	}
+	_, secret, err := svc.CreateAPIKey(ctx, checkout.APIKeyParams{
+		MerchantID:  m.ID,
+		Mode:        checkout.ModeTest,
+		Type:        checkout.KeyBearer,
+		Permissions: []checkout.Permission{checkout.PermCheckoutsWrite, checkout.PermCheckoutsRead},
+	})
+	if err != nil {
+		return err
+	}
+	t.storeID, t.secret = m.ID, secret
+	return t.serve(handler, log)
+}
+
+// createRequest returns a create request.
+func (t *target) createRequest(ctx context.Context) (*http.Request, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, t.createURL, strings.NewReader(createBody))
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Authorization", "Bearer "+t.secret)
+	req.Header.Set("Content-Type", "application/json")
+	return req, nil
+}
+
+// retrieveRequest returns a retrieve request for session id.
+func (t *target) retrieveRequest(ctx context.Context, id string) (*http.Request, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, t.createURL+"/"+id, nil)
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Authorization", "Bearer "+t.secret)
+	return req, nil
+}
