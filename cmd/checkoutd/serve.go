@@ -16,6 +16,7 @@ import (
 	"github.com/checkoutd/checkoutd/internal/jobs"
 	"github.com/checkoutd/checkoutd/internal/server"
 	"github.com/checkoutd/checkoutd/internal/service"
+	"github.com/checkoutd/checkoutd/internal/webhook"
 )
 
 // serveConfig is serve's configuration after parsing and defaults.
@@ -31,6 +32,10 @@ type serveConfig struct {
 	shutdownTimeout time.Duration
 	logFormat       string
 	logLevel        string
+	webhook         webhookFlags
+	webhookWorkers  int
+	webhookPerHost  int
+	webhookLease    time.Duration
 }
 
 func parseServeConfig(e env, args []string) (*serveConfig, error) {
@@ -45,6 +50,10 @@ func parseServeConfig(e env, args []string) (*serveConfig, error) {
 	fs.DurationVar(&c.expiryInterval, "expiry-interval", 2*time.Second, "how often sessions past their hour are expired")
 	fs.DurationVar(&c.purgeInterval, "purge-interval", time.Hour, "how often request logs and idempotency keys past retention are deleted")
 	fs.DurationVar(&c.shutdownTimeout, "shutdown-timeout", 30*time.Second, "how long a shutdown waits for requests in flight")
+	c.webhook.register(fs)
+	fs.IntVar(&c.webhookWorkers, "webhook-workers", 32, "webhook attempts in flight at once in this process")
+	fs.IntVar(&c.webhookPerHost, "webhook-per-endpoint", 4, "webhook attempts in flight at once to one endpoint")
+	fs.DurationVar(&c.webhookLease, "webhook-lease", 60*time.Second, "how long a claimed delivery stays reserved; after a crash it is retried when this runs out (at least 15s)")
 	fs.StringVar(&c.logFormat, "log-format", "text", "text or json")
 	fs.StringVar(&c.logLevel, "log-level", "info", "debug, info, warn or error")
 	rest, err := parseFlags(fs, e, args)
@@ -77,6 +86,12 @@ func parseServeConfig(e env, args []string) (*serveConfig, error) {
 		if d <= 0 {
 			return nil, usageError{fmt.Sprintf("--%s must be positive", name)}
 		}
+	}
+	if c.webhookWorkers < 1 || c.webhookPerHost < 1 {
+		return nil, usageError{"--webhook-workers and --webhook-per-endpoint must be 1 or more"}
+	}
+	if c.webhookLease < webhook.Timeout+5*time.Second {
+		return nil, usageError{"--webhook-lease must be at least 15s: longer than an attempt can take"}
 	}
 	if c.logFormat != "text" && c.logFormat != "json" {
 		return nil, usageError{"--log-format must be text or json"}
@@ -113,7 +128,26 @@ func serveCmd(ctx context.Context, e env, args []string) error {
 	defer st.Close()
 	log.Info("database ready", "database", desc)
 
-	svc := service.New(service.Config{Store: st, CheckoutBaseURL: cfg.checkoutBaseURL, Logger: log})
+	guard, err := cfg.webhook.guard()
+	if err != nil {
+		return err
+	}
+	roots, err := webhook.LoadRootCAs(cfg.webhook.caFile)
+	if err != nil {
+		return err
+	}
+	dispatcher := webhook.New(webhook.Config{
+		Store:       st,
+		Client:      webhook.NewClient(webhook.ClientConfig{Guard: guard, RootCAs: roots}),
+		Logger:      log,
+		Workers:     cfg.webhookWorkers,
+		PerEndpoint: cfg.webhookPerHost,
+		Lease:       cfg.webhookLease,
+	})
+	svc := service.New(service.Config{
+		Store: st, CheckoutBaseURL: cfg.checkoutBaseURL, Logger: log,
+		URLs: guard, Notify: dispatcher.Wake,
+	})
 	logs := api.NewRequestLogWriter(st, log)
 	defer logs.Close()
 	handler := server.New(server.Deps{
@@ -139,7 +173,11 @@ func serveCmd(ctx context.Context, e env, args []string) error {
 
 	jobsCtx, stopJobs := context.WithCancel(context.WithoutCancel(ctx))
 	var wg sync.WaitGroup
-	wg.Add(1)
+	wg.Add(2)
+	go func() {
+		defer wg.Done()
+		dispatcher.Run(jobsCtx) // on shutdown, finishes the attempts in flight
+	}()
 	go func() {
 		defer wg.Done()
 		jobs.Run(jobsCtx, log,
