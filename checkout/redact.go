@@ -1,6 +1,9 @@
 package checkout
 
-import "regexp"
+import (
+	"regexp"
+	"strings"
+)
 
 // secretPattern matches every secret-shaped string checkoutd issues: API key
 // secrets (ck_test_sk_..., ck_live_hk_...) and webhook signing secrets
@@ -15,4 +18,12 @@ const Redacted = "[redacted]"
 // [redacted].
 func RedactSecrets(s string) string {
 	return secretPattern.ReplaceAllLiteralString(s, Redacted)
+}
+
+// StorableText returns s as valid UTF-8 without NUL characters, which
+// PostgreSQL's text type refuses: for bodies and messages that came from
+// outside (request logs, webhook responses) and are kept as text.
+func StorableText(s string) string {
+	s = strings.ToValidUTF8(s, "\uFFFD")
+	return strings.ReplaceAll(s, "\x00", "\uFFFD")
 }

@@ -166,7 +166,7 @@ func redactBody(b []byte) string {
 	if len(b) > maxLoggedBody {
 		b = b[:maxLoggedBody]
 	}
-	s := strings.ToValidUTF8(string(b), "\uFFFD")
+	s := checkout.StorableText(string(b))
 	if strings.Contains(s, `\`) {
 		var v any
 		dec := json.NewDecoder(strings.NewReader(s))

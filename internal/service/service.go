@@ -78,8 +78,8 @@ func New(cfg Config) *Service {
 		log:             cfg.Logger,
 		urls:            cfg.URLs,
 		notify:          cfg.Notify,
-		keys:      newTTLCache[*checkout.APIKey](cfg.KeyCacheTTL, 10000, cfg.CacheNow),
-		merchants: newTTLCache[*checkout.Merchant](cfg.KeyCacheTTL, 10000, cfg.CacheNow),
+		keys:            newTTLCache[*checkout.APIKey](cfg.KeyCacheTTL, 10000, cfg.CacheNow),
+		merchants:       newTTLCache[*checkout.Merchant](cfg.KeyCacheTTL, 10000, cfg.CacheNow),
 	}
 }
 

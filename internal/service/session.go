@@ -194,7 +194,6 @@ func (s *Service) expire(ctx context.Context, m *checkout.Merchant, id string) (
 	return out, err
 }
 
-
 // expireBatch is how many sessions one round of ExpireAll takes at a time.
 const expireBatch = 500
 

@@ -24,6 +24,9 @@ type ClientConfig struct {
 	// Dial makes the TCP connection to an address the guard allowed;
 	// Guard.NetDialer() when nil. Tests route it to local receivers.
 	Dial func(ctx context.Context, network, address string) (net.Conn, error)
+	// Timeout bounds an attempt; Timeout (10 s) when zero. Tests shorten it
+	// to exercise a receiver that never answers.
+	Timeout time.Duration
 }
 
 // NewClient returns the HTTP client deliveries use: every connection goes
@@ -34,6 +37,9 @@ func NewClient(c ClientConfig) *http.Client {
 	dial := c.Dial
 	if dial == nil {
 		dial = c.Guard.NetDialer()
+	}
+	if c.Timeout <= 0 {
+		c.Timeout = Timeout
 	}
 	transport := &http.Transport{
 		Proxy:                  nil,
@@ -49,7 +55,7 @@ func NewClient(c ClientConfig) *http.Client {
 	}
 	return &http.Client{
 		Transport: transport,
-		Timeout:   Timeout,
+		Timeout:   c.Timeout,
 		CheckRedirect: func(*http.Request, []*http.Request) error {
 			return http.ErrUseLastResponse
 		},

@@ -15,6 +15,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"unicode/utf8"
 
 	"github.com/checkoutd/checkoutd/checkout"
 	"github.com/checkoutd/checkoutd/internal/clock"
@@ -190,9 +191,7 @@ func Send(client *http.Client, c *checkout.Claim, now time.Time) *checkout.Attem
 		a.Error = "encode event: " + err.Error()
 		return a
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), Timeout)
-	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.Endpoint.URL, bytes.NewReader(body))
+	req, err := http.NewRequest(http.MethodPost, c.Endpoint.URL, bytes.NewReader(body))
 	if err != nil {
 		a.Error = "invalid endpoint URL"
 		return a
@@ -219,7 +218,7 @@ func Send(client *http.Client, c *checkout.Claim, now time.Time) *checkout.Attem
 	resp.Body.Close()
 	a.Duration = time.Since(start)
 	a.StatusCode = resp.StatusCode
-	a.ResponseBody = string(bytes.ToValidUTF8(b, []byte("\uFFFD")))
+	a.ResponseBody = truncateUTF8(checkout.StorableText(string(b)), checkout.MaxAttemptResponse)
 	switch {
 	case resp.StatusCode >= 300 && resp.StatusCode < 400:
 		a.Error = fmt.Sprintf("redirect (%d) not followed", resp.StatusCode)
@@ -242,9 +241,20 @@ func describe(err error) string {
 	var ne net.Error
 	switch {
 	case errors.Is(err, context.DeadlineExceeded), errors.As(err, &ne) && ne.Timeout():
-		return fmt.Sprintf("no response within %s", Timeout)
+		return "no response in time: the receiver must answer within 10 seconds"
 	}
-	return truncate(err.Error(), 500)
+	return checkout.StorableText(truncate(err.Error(), 500))
+}
+
+// truncateUTF8 cuts s to at most n bytes without splitting a character.
+func truncateUTF8(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n]
 }
 
 func truncate(s string, n int) string {

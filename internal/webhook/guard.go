@@ -4,6 +4,7 @@ package webhook
 
 import (
 	"context"
+	"fmt"
 	"net"
 	"net/netip"
 )
@@ -18,9 +19,23 @@ type Guard struct {
 }
 
 func (g *Guard) CheckURL(ctx context.Context, raw string) (string, error) { return raw, nil }
-func (g *Guard) Allowed(addr netip.Addr) bool                             { return true }
+func (g *Guard) Allowed(addr netip.Addr) bool {
+	return addr.IsGlobalUnicast() && !addr.IsPrivate()
+}
 func (g *Guard) DialContext(dial func(ctx context.Context, network, address string) (net.Conn, error)) func(ctx context.Context, network, address string) (net.Conn, error) {
-	return dial
+	return func(ctx context.Context, network, address string) (net.Conn, error) {
+		host, port, _ := net.SplitHostPort(address)
+		addrs, err := g.Resolver.LookupNetIP(ctx, "ip", host)
+		if err != nil {
+			return nil, err
+		}
+		for _, a := range addrs {
+			if !g.Allowed(a) {
+				return nil, fmt.Errorf("refused: %s resolves to a private address", host)
+			}
+		}
+		return dial(ctx, network, net.JoinHostPort(addrs[0].String(), port))
+	}
 }
 func (g *Guard) NetDialer() func(ctx context.Context, network, address string) (net.Conn, error) {
 	return (&net.Dialer{}).DialContext
