@@ -8,7 +8,7 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"strings"
+	"strconv"
 	"sync"
 	"time"
 
@@ -63,21 +63,15 @@ func parseServeConfig(e env, args []string) (*serveConfig, error) {
 	if len(rest) > 0 {
 		return nil, usageError{fmt.Sprintf("serve takes no arguments; got %q", rest)}
 	}
-	if c.baseURL == "" {
-		host := c.addr
-		if strings.HasPrefix(host, ":") {
-			host = "localhost" + host
+	if c.baseURL != "" {
+		if c.baseURL, err = checkBaseURL("base-url", c.baseURL); err != nil {
+			return nil, err
 		}
-		c.baseURL = "http://" + host
 	}
-	if c.baseURL, err = checkBaseURL("base-url", c.baseURL); err != nil {
-		return nil, err
-	}
-	if c.checkoutBaseURL == "" {
-		c.checkoutBaseURL = c.baseURL
-	}
-	if c.checkoutBaseURL, err = checkBaseURL("checkout-base-url", c.checkoutBaseURL); err != nil {
-		return nil, err
+	if c.checkoutBaseURL != "" {
+		if c.checkoutBaseURL, err = checkBaseURL("checkout-base-url", c.checkoutBaseURL); err != nil {
+			return nil, err
+		}
 	}
 	if c.rateLimit < 0 || c.rateBurst < 1 {
 		return nil, usageError{"--rate-limit must be 0 or more and --rate-burst 1 or more"}
@@ -97,6 +91,24 @@ func parseServeConfig(e env, args []string) (*serveConfig, error) {
 		return nil, usageError{"--log-format must be text or json"}
 	}
 	return c, nil
+}
+
+// defaultURLs fills the base URLs not configured from the address the
+// server listens on.
+func (c *serveConfig) defaultURLs(addr net.Addr) {
+	if c.baseURL == "" {
+		host := c.addr
+		if ta, ok := addr.(*net.TCPAddr); ok {
+			host = ta.String()
+			if ta.IP.IsUnspecified() {
+				host = net.JoinHostPort("localhost", strconv.Itoa(ta.Port))
+			}
+		}
+		c.baseURL = "http://" + host
+	}
+	if c.checkoutBaseURL == "" {
+		c.checkoutBaseURL = c.baseURL
+	}
 }
 
 func newLogger(w interface{ Write([]byte) (int, error) }, format, level string) (*slog.Logger, error) {
@@ -128,6 +140,13 @@ func serveCmd(ctx context.Context, e env, args []string) error {
 	defer st.Close()
 	log.Info("database ready", "database", desc)
 
+	ln, err := net.Listen("tcp", cfg.addr)
+	if err != nil {
+		return err
+	}
+	defer ln.Close()
+	cfg.defaultURLs(ln.Addr())
+
 	guard, err := cfg.webhook.guard()
 	if err != nil {
 		return err
@@ -157,10 +176,6 @@ func serveCmd(ctx context.Context, e env, args []string) error {
 		RequestLogs: logs,
 	})
 
-	ln, err := net.Listen("tcp", cfg.addr)
-	if err != nil {
-		return err
-	}
 	srv := &http.Server{
 		Handler:           handler,
 		ReadHeaderTimeout: 10 * time.Second,

@@ -20,12 +20,24 @@ type Guard struct {
 
 func (g *Guard) CheckURL(ctx context.Context, raw string) (string, error) { return raw, nil }
 func (g *Guard) Allowed(addr netip.Addr) bool {
+	for _, p := range g.AllowCIDRs {
+		if p.Contains(addr) {
+			return true
+		}
+	}
 	return addr.IsGlobalUnicast() && !addr.IsPrivate()
 }
 func (g *Guard) DialContext(dial func(ctx context.Context, network, address string) (net.Conn, error)) func(ctx context.Context, network, address string) (net.Conn, error) {
 	return func(ctx context.Context, network, address string) (net.Conn, error) {
 		host, port, _ := net.SplitHostPort(address)
-		addrs, err := g.Resolver.LookupNetIP(ctx, "ip", host)
+		var r Resolver = net.DefaultResolver
+		if g.Resolver != nil {
+			r = g.Resolver
+		}
+		if a, err := netip.ParseAddr(host); err == nil {
+			return dial(ctx, network, net.JoinHostPort(a.String(), port))
+		}
+		addrs, err := r.LookupNetIP(ctx, "ip", host)
 		if err != nil {
 			return nil, err
 		}
