@@ -210,8 +210,11 @@ func parseIPv4Loose(host string) (netip.Addr, bool) {
 	return netip.AddrFrom4([4]byte{byte(v >> 24), byte(v >> 16), byte(v >> 8), byte(v)}), true
 }
 
-// parseIPv4Number parses one part of a loose IPv4 address. Values beyond 32
-// bits fail rather than wrap, and "0x" alone is zero, as in the URL standard.
+// parseIPv4Number parses one part of a loose IPv4 address; ok is false when
+// s is not a number in its base. A value beyond 32 bits is returned as 1<<32
+// (never wrapped), which every caller's range check refuses: the part is
+// still a number, so the host is still an (invalid) address, not a name.
+// "0x" alone is zero, as in the URL standard.
 func parseIPv4Number(s string) (uint64, bool) {
 	if s == "" {
 		return 0, false
@@ -239,9 +242,8 @@ func parseIPv4Number(s string) (uint64, bool) {
 		if d >= base {
 			return 0, false
 		}
-		n = n*base + d
-		if n > 0xffffffff {
-			return 0, false
+		if n = n*base + d; n > 1<<32 {
+			n = 1 << 32
 		}
 	}
 	return n, true
