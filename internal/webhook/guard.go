@@ -351,14 +351,14 @@ func normalize(u *url.URL, h host, port string) (string, error) {
 // trailing dot) so that the resolver's search domains never turn a
 // merchant's unregistered name into one of the operator's internal names.
 // Other names, which only AllowCIDRs lets through, are the operator's own and
-// may rely on the search list.
+// may rely on the search list. A name that already ends in a dot is absolute.
 func (g *Guard) resolve(ctx context.Context, network, name string) ([]netip.Addr, error) {
 	r := g.Resolver
 	if r == nil {
 		r = net.DefaultResolver
 	}
-	q := name
-	if publicNameRule(host{name: name}) == "" {
+	q := strings.ToLower(name)
+	if !strings.HasSuffix(q, ".") && publicNameRule(host{name: q}) == "" {
 		q += "."
 	}
 	addrs, err := r.LookupNetIP(ctx, network, q)

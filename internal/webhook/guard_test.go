@@ -803,12 +803,12 @@ func TestDialContextTriesEachAddress(t *testing.T) {
 func TestDialContextLooksUpAbsoluteNames(t *testing.T) {
 	res := newResolver().set("hooks.example.com", "93.184.216.34").set("hookbox", "10.1.2.3")
 	g := &Guard{Resolver: res, AllowCIDRs: prefixList("10.0.0.0/8")}
-	for _, address := range []string{"hooks.example.com:443", "hookbox:8443"} {
+	for _, address := range []string{"hooks.example.com:443", "hookbox:8443", "Hooks.Example.COM:443", "hooks.example.com.:443"} {
 		if err, _ := dialThrough(g, "tcp", address); err != nil {
 			t.Fatalf("DialContext(tcp, %s) = %v; want nil", address, err)
 		}
 	}
-	if want := []string{"ip hooks.example.com.", "ip hookbox"}; !slices.Equal(res.asked, want) {
+	if want := []string{"ip hooks.example.com.", "ip hookbox", "ip hooks.example.com.", "ip hooks.example.com."}; !slices.Equal(res.asked, want) {
 		t.Errorf("resolver asked %q; want %q", res.asked, want)
 	}
 }
