@@ -104,8 +104,6 @@ func dialThrough(g *Guard, network, address string) (error, []string) {
 	return err, d.dialed()
 }
 
-func prefixList(ss ...string) []netip.Prefix { return prefixes(ss...) }
-
 // wantURLError checks that err is the validation error of CheckURL with a
 // first violation of code whose message contains msg.
 func wantURLError(t *testing.T, call string, err error, code, msg string) {
@@ -222,19 +220,21 @@ func TestAllowed(t *testing.T) {
 		{nil, "", false}, // the zero Addr
 		{nil, "2606:2800:220:1::1%eth0", false},
 		{nil, "fe80::1%eth0", false},
-		{prefixList("10.0.0.0/8"), "10.1.2.3", true},
-		{prefixList("10.0.0.0/8"), "::ffff:10.1.2.3", true},
-		{prefixList("10.0.0.0/8"), "11.0.0.1", true}, // public anyway
-		{prefixList("10.0.0.0/8"), "192.168.1.1", false},
-		{prefixList("10.0.0.0/8"), "127.0.0.1", false},
-		{prefixList("10.0.0.0/8"), "64:ff9b::10.1.2.3", false}, // a translator's address is not the operator's network
-		{prefixList("10.0.0.0/8"), "2002:a01:203::1", false},
-		{prefixList("::ffff:10.0.0.0/104"), "10.1.2.3", true},
-		{prefixList("::ffff:10.0.0.0/104"), "10.1.2.3", true},
-		{prefixList("127.0.0.0/8"), "127.0.0.1", true},
-		{prefixList("fd00::/8"), "fd00::1", true},
-		{prefixList("fd00::/8"), "fc00::1", false},
-		{prefixList("fe80::/10"), "fe80::1%eth0", false},
+		{prefixes("10.0.0.0/8"), "10.1.2.3", true},
+		{prefixes("10.0.0.0/8"), "::ffff:10.1.2.3", true},
+		{prefixes("10.0.0.0/8"), "11.0.0.1", true}, // public anyway
+		{prefixes("10.0.0.0/8"), "192.168.1.1", false},
+		{prefixes("10.0.0.0/8"), "127.0.0.1", false},
+		{prefixes("10.0.0.0/8"), "64:ff9b::10.1.2.3", false}, // a translator's address is not the operator's network
+		{prefixes("10.0.0.0/8"), "2002:a01:203::1", false},
+		{prefixes("::ffff:10.0.0.0/104"), "10.1.2.3", true},
+		{prefixes("::ffff:10.0.0.0/104"), "::ffff:10.1.2.3", true},
+		{prefixes("::ffff:10.0.0.0/104"), "11.1.2.3", true}, // public anyway
+		{prefixes("::ffff:10.0.0.0/104"), "192.168.1.1", false},
+		{prefixes("127.0.0.0/8"), "127.0.0.1", true},
+		{prefixes("fd00::/8"), "fd00::1", true},
+		{prefixes("fd00::/8"), "fc00::1", false},
+		{prefixes("fe80::/10"), "fe80::1%eth0", false},
 		{[]netip.Prefix{{}}, "10.0.0.1", false}, // a zero Prefix allows nothing
 	}
 	for _, tt := range tests {
@@ -802,7 +802,7 @@ func TestDialContextTriesEachAddress(t *testing.T) {
 // the search list.
 func TestDialContextLooksUpAbsoluteNames(t *testing.T) {
 	res := newResolver().set("hooks.example.com", "93.184.216.34").set("hookbox", "10.1.2.3")
-	g := &Guard{Resolver: res, AllowCIDRs: prefixList("10.0.0.0/8")}
+	g := &Guard{Resolver: res, AllowCIDRs: prefixes("10.0.0.0/8")}
 	for _, address := range []string{"hooks.example.com:443", "hookbox:8443", "Hooks.Example.COM:443", "hooks.example.com.:443"} {
 		if err, _ := dialThrough(g, "tcp", address); err != nil {
 			t.Fatalf("DialContext(tcp, %s) = %v; want nil", address, err)
@@ -833,35 +833,35 @@ func TestAllowCIDRs(t *testing.T) {
 		dialAddr string // with want: the host:port DialContext is handed, and
 		dialed   string // what it must dial
 	}{
-		{prefixList("10.0.0.0/8"), "https://hooks.corp.internal:8443/x", "https://hooks.corp.internal:8443/x", "", "hooks.corp.internal:8443", "10.1.2.3:8443"},
-		{prefixList("10.0.0.0/8"), "https://Hooks.Corp.Internal.:8443/x", "https://hooks.corp.internal:8443/x", "", "", ""},
-		{prefixList("10.0.0.0/8"), "https://hooks.corp.internal:443/x", "https://hooks.corp.internal/x", "", "", ""},
-		{prefixList("10.0.0.0/8"), "https://hookbox:9000/", "https://hookbox:9000/", "", "hookbox:9000", "10.9.9.9:9000"},
-		{prefixList("10.0.0.0/8"), "https://hooks.example.com/", "https://hooks.example.com/", "", "hooks.example.com:443", "10.1.2.3:443"},
-		{prefixList("10.0.0.0/8"), "https://hooks.example.com:8443/", "https://hooks.example.com:8443/", "", "", ""},
-		{prefixList("10.0.0.0/8"), "https://10.1.2.3:8443/", "https://10.1.2.3:8443/", "", "10.1.2.3:8443", "10.1.2.3:8443"},
-		{prefixList("10.0.0.0/8"), "https://012.1.2.3/", "https://10.1.2.3/", "", "", ""},
-		{prefixList("10.0.0.0/8"), "https://167838211/", "https://10.1.2.3/", "", "167838211:443", "10.1.2.3:443"},
-		{prefixList("10.0.0.0/8"), "https://[::ffff:10.1.2.3]:8443/", "https://[::ffff:10.1.2.3]:8443/", "", "[::ffff:10.1.2.3]:8443", "[::ffff:10.1.2.3]:8443"},
-		{prefixList("10.0.0.0/8"), "https://other.corp.internal/x", "", "private name", "other.corp.internal:443", ""},
-		{prefixList("10.0.0.0/8"), "https://mixed.corp.internal/x", "", "private name", "mixed.corp.internal:443", ""},
-		{prefixList("10.0.0.0/8"), "https://unknown.corp.internal/x", "", "private name", "unknown.corp.internal:443", ""},
-		{prefixList("10.0.0.0/8"), "https://public.example.com:8443/", "", "default https port", "", ""},
-		{prefixList("10.0.0.0/8"), "https://192.168.1.1/", "", "not an IP address", "192.168.1.1:443", ""},
-		{prefixList("10.0.0.0/8"), "https://127.0.0.1/", "", "not an IP address", "127.0.0.1:443", ""},
-		{prefixList("10.0.0.0/8"), "https://localhost/", "", "private name", "localhost:443", ""},
-		{prefixList("10.0.0.0/8"), "https://local4.example.com/", "", "private or reserved address", "local4.example.com:443", ""},
-		{prefixList("10.0.0.0/8"), "http://hooks.corp.internal/", "", "must use https", "", ""},
-		{prefixList("10.0.0.0/8"), "https://user@hooks.corp.internal/", "", "user name", "", ""},
-		{prefixList("10.0.0.0/8"), "https://hooks.corp.internal/#x", "", "fragment", "", ""},
-		{prefixList("10.0.0.0/8"), "https://10.1.2.3:0/", "", "invalid port", "", ""},
-		{prefixList("10.0.0.0/8"), "https://[fe80::1%25eth0]/", "", "not an IP address", "", ""},
-		{prefixList("10.0.0.0/8", "127.0.0.0/8"), "https://127.0.0.1:8080/", "https://127.0.0.1:8080/", "", "127.0.0.1:8080", "127.0.0.1:8080"},
-		{prefixList("10.0.0.0/8", "127.0.0.0/8"), "https://local4.example.com/", "https://local4.example.com/", "", "local4.example.com:443", "127.0.0.1:443"},
-		{prefixList("10.0.0.0/8", "127.0.0.0/8"), "https://localhost:3000/", "", "default https port", "localhost:3000", ""}, // ::1 is outside
-		{prefixList("127.0.0.0/8", "::1/128"), "https://localhost:3000/", "https://localhost:3000/", "", "localhost:3000", "127.0.0.1:3000"},
-		{prefixList("fd00::/8"), "https://v6.corp.internal:8443/", "https://v6.corp.internal:8443/", "", "v6.corp.internal:8443", "[fd00::10]:8443"},
-		{prefixList("fe80::/10"), "https://[fe80::1%25eth0]/", "", "not an IP address", "[fe80::1%eth0]:443", ""},
+		{prefixes("10.0.0.0/8"), "https://hooks.corp.internal:8443/x", "https://hooks.corp.internal:8443/x", "", "hooks.corp.internal:8443", "10.1.2.3:8443"},
+		{prefixes("10.0.0.0/8"), "https://Hooks.Corp.Internal.:8443/x", "https://hooks.corp.internal:8443/x", "", "", ""},
+		{prefixes("10.0.0.0/8"), "https://hooks.corp.internal:443/x", "https://hooks.corp.internal/x", "", "", ""},
+		{prefixes("10.0.0.0/8"), "https://hookbox:9000/", "https://hookbox:9000/", "", "hookbox:9000", "10.9.9.9:9000"},
+		{prefixes("10.0.0.0/8"), "https://hooks.example.com/", "https://hooks.example.com/", "", "hooks.example.com:443", "10.1.2.3:443"},
+		{prefixes("10.0.0.0/8"), "https://hooks.example.com:8443/", "https://hooks.example.com:8443/", "", "", ""},
+		{prefixes("10.0.0.0/8"), "https://10.1.2.3:8443/", "https://10.1.2.3:8443/", "", "10.1.2.3:8443", "10.1.2.3:8443"},
+		{prefixes("10.0.0.0/8"), "https://012.1.2.3/", "https://10.1.2.3/", "", "", ""},
+		{prefixes("10.0.0.0/8"), "https://167838211/", "https://10.1.2.3/", "", "167838211:443", "10.1.2.3:443"},
+		{prefixes("10.0.0.0/8"), "https://[::ffff:10.1.2.3]:8443/", "https://[::ffff:10.1.2.3]:8443/", "", "[::ffff:10.1.2.3]:8443", "[::ffff:10.1.2.3]:8443"},
+		{prefixes("10.0.0.0/8"), "https://other.corp.internal/x", "", "private name", "other.corp.internal:443", ""},
+		{prefixes("10.0.0.0/8"), "https://mixed.corp.internal/x", "", "private name", "mixed.corp.internal:443", ""},
+		{prefixes("10.0.0.0/8"), "https://unknown.corp.internal/x", "", "private name", "unknown.corp.internal:443", ""},
+		{prefixes("10.0.0.0/8"), "https://public.example.com:8443/", "", "default https port", "", ""},
+		{prefixes("10.0.0.0/8"), "https://192.168.1.1/", "", "not an IP address", "192.168.1.1:443", ""},
+		{prefixes("10.0.0.0/8"), "https://127.0.0.1/", "", "not an IP address", "127.0.0.1:443", ""},
+		{prefixes("10.0.0.0/8"), "https://localhost/", "", "private name", "localhost:443", ""},
+		{prefixes("10.0.0.0/8"), "https://local4.example.com/", "", "private or reserved address", "local4.example.com:443", ""},
+		{prefixes("10.0.0.0/8"), "http://hooks.corp.internal/", "", "must use https", "", ""},
+		{prefixes("10.0.0.0/8"), "https://user@hooks.corp.internal/", "", "user name", "", ""},
+		{prefixes("10.0.0.0/8"), "https://hooks.corp.internal/#x", "", "fragment", "", ""},
+		{prefixes("10.0.0.0/8"), "https://10.1.2.3:0/", "", "invalid port", "", ""},
+		{prefixes("10.0.0.0/8"), "https://[fe80::1%25eth0]/", "", "not an IP address", "", ""},
+		{prefixes("10.0.0.0/8", "127.0.0.0/8"), "https://127.0.0.1:8080/", "https://127.0.0.1:8080/", "", "127.0.0.1:8080", "127.0.0.1:8080"},
+		{prefixes("10.0.0.0/8", "127.0.0.0/8"), "https://local4.example.com/", "https://local4.example.com/", "", "local4.example.com:443", "127.0.0.1:443"},
+		{prefixes("10.0.0.0/8", "127.0.0.0/8"), "https://localhost:3000/", "", "default https port", "localhost:3000", ""}, // ::1 is outside
+		{prefixes("127.0.0.0/8", "::1/128"), "https://localhost:3000/", "https://localhost:3000/", "", "localhost:3000", "127.0.0.1:3000"},
+		{prefixes("fd00::/8"), "https://v6.corp.internal:8443/", "https://v6.corp.internal:8443/", "", "v6.corp.internal:8443", "[fd00::10]:8443"},
+		{prefixes("fe80::/10"), "https://[fe80::1%25eth0]/", "", "not an IP address", "[fe80::1%eth0]:443", ""},
 		{nil, "https://hooks.corp.internal:8443/x", "", "default https port", "hooks.corp.internal:8443", ""},
 		{nil, "https://hooks.example.com/", "", "private or reserved address", "hooks.example.com:443", ""},
 	}
@@ -932,7 +932,7 @@ func TestNetDialerControl(t *testing.T) {
 		t.Errorf("first accepted connection came from %s; want %s (the plain dial): the refused dial connected", got, want)
 	}
 
-	allowed := &Guard{AllowCIDRs: prefixList("127.0.0.0/8")}
+	allowed := &Guard{AllowCIDRs: prefixes("127.0.0.0/8")}
 	c, err := allowed.NetDialer()(ctx, "tcp", ln.Addr().String())
 	if err != nil {
 		t.Fatalf("with 127.0.0.0/8 allowed, NetDialer()(tcp, %s) = %v; want a connection", ln.Addr(), err)
@@ -984,7 +984,7 @@ func TestDeliveryEndToEnd(t *testing.T) {
 	}
 	mu.Unlock()
 
-	g := &Guard{Resolver: res, AllowCIDRs: prefixList("127.0.0.0/8")}
+	g := &Guard{Resolver: res, AllowCIDRs: prefixes("127.0.0.0/8")}
 	if got, err := g.CheckURL(context.Background(), endpoint); got != endpoint || err != nil {
 		t.Errorf("CheckURL(%q) with loopback allowed = %q, %v; want it unchanged", endpoint, got, err)
 	}
