@@ -33,6 +33,7 @@ func TestDeliveryHeadersAndSignature(t *testing.T) {
 			t.Fatalf("receiver got %d requests; want 1", len(reqs))
 		}
 		req := reqs[0]
+		checkEventSchema(t, req.Body)
 		ds := e.deliveries(ep)
 		wantHeaders := map[string]string{
 			"Content-Type":             "application/json",
@@ -284,6 +285,7 @@ func TestTestEventReachesOnlyItsEndpoint(t *testing.T) {
 				Object map[string]string `json:"object"`
 			} `json:"data"`
 		}
+		checkEventSchema(t, a.Requests()[0].Body)
 		json.Unmarshal(a.Requests()[0].Body, &evt)
 		if evt.Type != "webhook.test" || evt.Data.Object["object"] != "webhook_test" || evt.Data.Object["endpoint_id"] != epA.ID {
 			t.Errorf("test event = %s", a.Requests()[0].Body)
