@@ -88,8 +88,8 @@ func (s *syncBuf) String() string {
 
 var listeningLine = regexp.MustCompile(`msg=listening addr=(\S+)`)
 
-// startServe starts checkoutd serve with args and waits until it listens.
-func startServe(t *testing.T, args ...string) *proc {
+// startProcess starts checkoutd serve with args and waits until it listens.
+func startProcess(t *testing.T, args ...string) *proc {
 	t.Helper()
 	cmd := exec.Command(binary(t), append([]string{"serve", "--addr", "127.0.0.1:0"}, args...)...)
 	cmd.Env = []string{"HOME=" + t.TempDir()}
@@ -131,8 +131,8 @@ func startServe(t *testing.T, args ...string) *proc {
 	return p
 }
 
-// cli runs a checkoutd command in-process and decodes its --json output.
-func cli(t *testing.T, v any, args ...string) {
+// cliJSON runs a checkoutd command in-process and decodes its --json output.
+func cliJSON(t *testing.T, v any, args ...string) {
 	t.Helper()
 	var out, errOut bytes.Buffer
 	getenv := func(string) string { return "" }
@@ -219,11 +219,11 @@ func waitFor(t *testing.T, what string, deadline time.Duration, cond func() bool
 func setupWebhooks(t *testing.T, db string, r *eventReceiver) (storeID, secret string) {
 	t.Helper()
 	var store struct{ ID string }
-	cli(t, &store, "stores", "create", "--database", db, "--name", "Acme Games", "--currency", "USD")
+	cliJSON(t, &store, "stores", "create", "--database", db, "--name", "Acme Games", "--currency", "USD")
 	var key struct{ Secret string }
-	cli(t, &key, "keys", "create", "--database", db, "--store", store.ID, "--mode", "test")
+	cliJSON(t, &key, "keys", "create", "--database", db, "--store", store.ID, "--mode", "test")
 	var ep struct{ ID string }
-	cli(t, &ep, "webhooks", "create", "--database", db, "--store", store.ID, "--mode", "test", "--url", r.url,
+	cliJSON(t, &ep, "webhooks", "create", "--database", db, "--store", store.ID, "--mode", "test", "--url", r.url,
 		"--events", "all", "--webhook-allow-cidr", "127.0.0.0/8")
 	return store.ID, key.Secret
 }
@@ -270,7 +270,7 @@ func TestCrashLosesNoEvent(t *testing.T) {
 			db := newDB(t)
 			r := newEventReceiver(t, true)
 			storeID, secret := setupWebhooks(t, db, r)
-			p1 := startServe(t, serveArgs(db, r)...)
+			p1 := startProcess(t, serveArgs(db, r)...)
 			const sessions = 20
 			createSessions(t, p1, storeID, secret, sessions)
 			// Kill the process while attempts are in flight: the receiver holds
@@ -281,7 +281,7 @@ func TestCrashLosesNoEvent(t *testing.T) {
 			}
 			p1.wait()
 			r.open()
-			startServe(t, serveArgs(db, r)...)
+			startProcess(t, serveArgs(db, r)...)
 			waitFor(t, "every event delivered after the restart", 90*time.Second, func() bool { return len(r.counts()) == sessions })
 		})
 	}
@@ -294,8 +294,8 @@ func TestTwoProcessesShareDeliveries(t *testing.T) {
 	db := storetestPostgresURL(t)
 	r := newEventReceiver(t, false)
 	storeID, secret := setupWebhooks(t, db, r)
-	p1 := startServe(t, serveArgs(db, r)...)
-	p2 := startServe(t, serveArgs(db, r)...)
+	p1 := startProcess(t, serveArgs(db, r)...)
+	p2 := startProcess(t, serveArgs(db, r)...)
 	const perNode = 30
 	var wg sync.WaitGroup
 	for _, p := range []*proc{p1, p2} {
@@ -322,7 +322,7 @@ func TestShutdownFinishesDeliveriesInFlight(t *testing.T) {
 	db := filepath.Join(t.TempDir(), "checkoutd.db")
 	r := newEventReceiver(t, true)
 	storeID, secret := setupWebhooks(t, db, r)
-	p := startServe(t, serveArgs(db, r)...)
+	p := startProcess(t, serveArgs(db, r)...)
 	createSessions(t, p, storeID, secret, 1)
 	waitFor(t, "the attempt in flight", 30*time.Second, func() bool { return len(r.inHeld) >= 1 })
 	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
@@ -341,8 +341,8 @@ func TestShutdownFinishesDeliveriesInFlight(t *testing.T) {
 		}
 	}
 	var eps struct{ Data []struct{ ID string } }
-	cli(t, &eps, "webhooks", "list", "--database", db, "--store", storeID)
-	cli(t, &list, "webhooks", "deliveries", "--database", db, "--endpoint", eps.Data[0].ID)
+	cliJSON(t, &eps, "webhooks", "list", "--database", db, "--store", storeID)
+	cliJSON(t, &list, "webhooks", "deliveries", "--database", db, "--endpoint", eps.Data[0].ID)
 	if len(list.Data) != 1 || list.Data[0].Status != "succeeded" || list.Data[0].Attempts != 1 {
 		t.Errorf("deliveries after shutdown = %+v; want one, succeeded on its first attempt", list.Data)
 	}
