@@ -17,13 +17,12 @@ func (s *Service) CreateEndpoint(ctx context.Context, p checkout.EndpointParams)
 	if s.urls == nil {
 		return nil, checkout.Internal(fmt.Errorf("service has no webhook URL checker"))
 	}
-	url, err := s.urls.CheckURL(ctx, p.URL)
+	// The rules that need no network first, then the URL's.
+	ep, err := checkout.NewEndpoint(p, s.now())
 	if err != nil {
 		return nil, err
 	}
-	p.URL = url
-	ep, err := checkout.NewEndpoint(p, s.now())
-	if err != nil {
+	if ep.URL, err = s.urls.CheckURL(ctx, p.URL); err != nil {
 		return nil, err
 	}
 	err = s.inTx(ctx, func(tx *txn) error {

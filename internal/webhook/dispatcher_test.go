@@ -559,3 +559,40 @@ func TestPurgeAfterRetention(t *testing.T) {
 		}
 	})
 }
+
+func TestDisableDuringAnAttempt(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		e := newEnv(t, db)
+		r := e.net.Receiver(t, "hooks.example.com")
+		release := make(chan struct{})
+		r.SetHandler(func(w http.ResponseWriter, _ *http.Request) {
+			<-release
+			w.WriteHeader(500)
+		})
+		ep := e.endpoint(r, checkout.ModeTest)
+		e.createSession(checkout.ModeTest)
+		done := make(chan int)
+		go func() { n, _ := e.disp.RunOnce(context.Background()); done <- n }()
+		if _, ok := r.Next(10 * time.Second); !ok {
+			t.Fatal("no attempt started")
+		}
+		if _, _, err := e.svc.SetEndpointEnabled(context.Background(), ep.ID, false); err != nil {
+			t.Fatal(err)
+		}
+		close(release)
+		if n := <-done; n != 1 {
+			t.Fatalf("RunOnce = %d; want 1", n)
+		}
+		d := e.deliveries(ep)[0]
+		if d.Status != checkout.DeliveryCanceled {
+			t.Errorf("delivery = %s; want canceled", d.Status)
+		}
+		if as := e.attempts(d); len(as) != 1 || as[0].StatusCode != 500 {
+			t.Errorf("attempts = %+v; want the one that was in flight", as)
+		}
+		e.clock.Advance(time.Hour)
+		if n := e.runOnce(); n != 0 {
+			t.Errorf("RunOnce later = %d; want no retry", n)
+		}
+	})
+}
