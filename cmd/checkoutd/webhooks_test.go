@@ -118,4 +118,3 @@ func runErr(args ...string) error {
 	var out, errOut bytes.Buffer
 	return run(context.Background(), args, func(string) string { return "" }, &out, &errOut)
 }
-
