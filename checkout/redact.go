@@ -28,3 +28,11 @@ func RedactSecrets(s string) string {
 	}
 	return secretPattern.ReplaceAllLiteralString(s, Redacted)
 }
+
+// StorableText returns s as valid UTF-8 without NUL characters, which
+// PostgreSQL's text type refuses: for bodies and messages that came from
+// outside (request logs, webhook responses) and are kept as text.
+func StorableText(s string) string {
+	s = strings.ToValidUTF8(s, "\uFFFD")
+	return strings.ReplaceAll(s, "\x00", "\uFFFD")
+}

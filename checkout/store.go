@@ -37,6 +37,30 @@ type Store interface {
 
 	// EventList returns a store's events of one mode, newest first.
 	EventList(ctx context.Context, p EventListParams) ([]*Event, error)
+	// EventGet fails with not_found when there is no such event.
+	EventGet(ctx context.Context, id string) (*Event, error)
+	// EventPurge deletes events created before t, with their deliveries and
+	// attempts.
+	EventPurge(ctx context.Context, before time.Time) (int64, error)
+
+	// EndpointGet fails with not_found when there is no such endpoint.
+	EndpointGet(ctx context.Context, id string) (*Endpoint, error)
+	// EndpointList returns a store's endpoints, both modes, oldest first.
+	EndpointList(ctx context.Context, merchantID string) ([]*Endpoint, error)
+
+	// DeliveryGet fails with not_found when there is no such delivery.
+	DeliveryGet(ctx context.Context, id string) (*Delivery, error)
+	// DeliveryList returns an endpoint's deliveries, newest first.
+	DeliveryList(ctx context.Context, p DeliveryListParams) ([]*Delivery, error)
+	// AttemptList returns a delivery's attempts in order.
+	AttemptList(ctx context.Context, deliveryID string) ([]*Attempt, error)
+	// DeliveryClaim leases due deliveries to owner and returns them with
+	// what an attempt needs. See ClaimParams.
+	DeliveryClaim(ctx context.Context, p ClaimParams) ([]*Claim, error)
+	// DeliveryRecord stores a finished attempt and, when owner still holds
+	// the lease and the delivery is still pending, the delivery's new state
+	// (d after Record). It reports whether the delivery was updated.
+	DeliveryRecord(ctx context.Context, owner string, a *Attempt, d *Delivery) (bool, error)
 
 	// RequestLogInsert writes a batch of request logs in one transaction.
 	RequestLogInsert(ctx context.Context, logs []*RequestLog) error
@@ -76,6 +100,59 @@ type Tx interface {
 	// IdempotencyInsert saves the outcome of a create request; conflict when
 	// the key is taken.
 	IdempotencyInsert(ctx context.Context, r *IdempotencyRecord) error
+
+	// MerchantLock locks a store's row until the transaction ends, so that
+	// checks of its limits (16 endpoints) hold under concurrency;
+	// store_not_found when there is none.
+	MerchantLock(ctx context.Context, id string) error
+
+	EndpointInsert(ctx context.Context, e *Endpoint) error
+	// EndpointGetForUpdate reads and locks an endpoint; not_found when there
+	// is none.
+	EndpointGetForUpdate(ctx context.Context, id string) (*Endpoint, error)
+	// EndpointUpdate writes an endpoint's enabled flag, secret and update
+	// time.
+	EndpointUpdate(ctx context.Context, e *Endpoint) error
+	// EndpointDelete deletes an endpoint with its deliveries and attempts.
+	EndpointDelete(ctx context.Context, id string) error
+	// EndpointCount counts a store's endpoints.
+	EndpointCount(ctx context.Context, merchantID string) (int, error)
+	// EndpointListEnabled returns the enabled endpoints of a store and mode:
+	// those an event of theirs may fan out to.
+	EndpointListEnabled(ctx context.Context, merchantID string, mode Mode) ([]*Endpoint, error)
+
+	DeliveryInsert(ctx context.Context, d *Delivery) error
+	// DeliveryCancelPending cancels an endpoint's pending deliveries and
+	// returns how many.
+	DeliveryCancelPending(ctx context.Context, endpointID string, now time.Time) (int64, error)
+}
+
+// DeliveryListParams selects an endpoint's deliveries, newest first.
+type DeliveryListParams struct {
+	EndpointID string
+	Limit      int
+}
+
+// ClaimParams describe one claim of due deliveries. A delivery is due when
+// it is pending, its next attempt time has come and no lease on it is
+// running. A claim leases at most Limit of them to Owner until LeaseUntil,
+// oldest due first, and takes no delivery of an endpoint that already has
+// PerEndpoint leased deliveries, so one slow endpoint cannot hold every
+// worker.
+type ClaimParams struct {
+	Owner       string
+	Now         time.Time
+	LeaseUntil  time.Time
+	Limit       int
+	PerEndpoint int
+}
+
+// Claim is a leased delivery with what its attempt needs: the endpoint as it
+// is now (its current secret signs) and the event.
+type Claim struct {
+	Delivery *Delivery
+	Endpoint *Endpoint
+	Event    *Event
 }
 
 // IdempotencyRecord is the saved outcome of a create request sent with an

@@ -9,6 +9,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/checkoutd/checkoutd/internal/service"
+	"github.com/checkoutd/checkoutd/internal/webhook"
 )
 
 // admin is the frame of the headless administration commands: the database
@@ -18,6 +19,8 @@ type admin struct {
 	fs   *flag.FlagSet
 	db   dbFlags
 	json bool
+	// withGuard, when set, gives the service a webhook URL guard.
+	withGuard func() (*webhook.Guard, error)
 }
 
 func newAdmin(e env, name, synopsis string) *admin {
@@ -34,12 +37,21 @@ func (a *admin) run(ctx context.Context, args []string, fn func(svc *service.Ser
 	if err != nil {
 		return err
 	}
+	cfg := service.Config{}
+	if a.withGuard != nil {
+		g, err := a.withGuard()
+		if err != nil {
+			return err
+		}
+		cfg.URLs = g
+	}
 	st, _, err := a.db.open(ctx)
 	if err != nil {
 		return err
 	}
 	defer st.Close()
-	return fn(service.New(service.Config{Store: st}), rest)
+	cfg.Store = st
+	return fn(service.New(cfg), rest)
 }
 
 // print writes v as one JSON object with --json, and otherwise as the

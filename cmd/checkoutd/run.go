@@ -42,6 +42,7 @@ func commands() []command {
 		{"migrate", "apply the database migrations and exit", migrateCmd},
 		{"stores", "create and list stores (create, list)", storesCmd},
 		{"keys", "create, list and revoke API keys (create, list, revoke)", keysCmd},
+		{"webhooks", "manage webhook endpoints and deliveries (create, list, disable, enable, delete, roll-secret, send-test, deliveries, resend)", webhooksCmd},
 	}
 }
 

@@ -7,9 +7,8 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"net/url"
 	"os"
-	"strings"
+	"strconv"
 	"sync"
 	"time"
 
@@ -17,6 +16,7 @@ import (
 	"github.com/checkoutd/checkoutd/internal/jobs"
 	"github.com/checkoutd/checkoutd/internal/server"
 	"github.com/checkoutd/checkoutd/internal/service"
+	"github.com/checkoutd/checkoutd/internal/webhook"
 )
 
 // serveConfig is serve's configuration after parsing and defaults.
@@ -32,10 +32,10 @@ type serveConfig struct {
 	shutdownTimeout time.Duration
 	logFormat       string
 	logLevel        string
-
-	// baseFromAddr and checkoutFromBase say the URLs were derived rather
-	// than given, so they take the port actually bound (--addr :0).
-	baseFromAddr, checkoutFromBase bool
+	webhook         webhookFlags
+	webhookWorkers  int
+	webhookPerHost  int
+	webhookLease    time.Duration
 }
 
 func parseServeConfig(e env, args []string) (*serveConfig, error) {
@@ -50,6 +50,10 @@ func parseServeConfig(e env, args []string) (*serveConfig, error) {
 	fs.DurationVar(&c.expiryInterval, "expiry-interval", 2*time.Second, "how often sessions past their hour are expired")
 	fs.DurationVar(&c.purgeInterval, "purge-interval", time.Hour, "how often request logs and idempotency keys past retention are deleted")
 	fs.DurationVar(&c.shutdownTimeout, "shutdown-timeout", 30*time.Second, "how long a shutdown waits for requests in flight")
+	c.webhook.register(fs)
+	fs.IntVar(&c.webhookWorkers, "webhook-workers", 32, "webhook attempts in flight at once in this process")
+	fs.IntVar(&c.webhookPerHost, "webhook-per-endpoint", 4, "webhook attempts in flight at once to one endpoint")
+	fs.DurationVar(&c.webhookLease, "webhook-lease", 60*time.Second, "how long a claimed delivery stays reserved; after a crash it is retried when this runs out (at least 15s)")
 	fs.StringVar(&c.logFormat, "log-format", "text", "text or json")
 	fs.StringVar(&c.logLevel, "log-level", "info", "debug, info, warn or error")
 	rest, err := parseFlags(fs, e, args)
@@ -59,23 +63,15 @@ func parseServeConfig(e env, args []string) (*serveConfig, error) {
 	if len(rest) > 0 {
 		return nil, usageError{fmt.Sprintf("serve takes no arguments; got %q", rest)}
 	}
-	if c.baseURL == "" {
-		host := c.addr
-		if strings.HasPrefix(host, ":") {
-			host = "localhost" + host
+	if c.baseURL != "" {
+		if c.baseURL, err = checkBaseURL("base-url", c.baseURL); err != nil {
+			return nil, err
 		}
-		c.baseURL = "http://" + host
-		c.baseFromAddr = true
 	}
-	if c.baseURL, err = checkBaseURL("base-url", c.baseURL); err != nil {
-		return nil, err
-	}
-	if c.checkoutBaseURL == "" {
-		c.checkoutBaseURL = c.baseURL
-		c.checkoutFromBase = true
-	}
-	if c.checkoutBaseURL, err = checkBaseURL("checkout-base-url", c.checkoutBaseURL); err != nil {
-		return nil, err
+	if c.checkoutBaseURL != "" {
+		if c.checkoutBaseURL, err = checkBaseURL("checkout-base-url", c.checkoutBaseURL); err != nil {
+			return nil, err
+		}
 	}
 	if c.rateLimit < 0 || c.rateBurst < 1 {
 		return nil, usageError{"--rate-limit must be 0 or more and --rate-burst 1 or more"}
@@ -85,30 +81,32 @@ func parseServeConfig(e env, args []string) (*serveConfig, error) {
 			return nil, usageError{fmt.Sprintf("--%s must be positive", name)}
 		}
 	}
+	if c.webhookWorkers < 1 || c.webhookPerHost < 1 {
+		return nil, usageError{"--webhook-workers and --webhook-per-endpoint must be 1 or more"}
+	}
+	if c.webhookLease < webhook.Timeout+5*time.Second {
+		return nil, usageError{"--webhook-lease must be at least 15s: longer than an attempt can take"}
+	}
 	if c.logFormat != "text" && c.logFormat != "json" {
 		return nil, usageError{"--log-format must be text or json"}
 	}
 	return c, nil
 }
 
-// useBoundAddr puts the port of addr, where serve listens, into the base
-// URLs derived from --addr: with --addr 127.0.0.1:0 they would otherwise
-// point at port 0.
-func (c *serveConfig) useBoundAddr(addr net.Addr) {
-	if !c.baseFromAddr {
-		return
+// defaultURLs fills the base URLs not configured from the address the
+// server listens on.
+func (c *serveConfig) defaultURLs(addr net.Addr) {
+	if c.baseURL == "" {
+		host := c.addr
+		if ta, ok := addr.(*net.TCPAddr); ok {
+			host = ta.String()
+			if ta.IP.IsUnspecified() {
+				host = net.JoinHostPort("localhost", strconv.Itoa(ta.Port))
+			}
+		}
+		c.baseURL = "http://" + host
 	}
-	_, port, err := net.SplitHostPort(addr.String())
-	if err != nil {
-		return
-	}
-	u, err := url.Parse(c.baseURL)
-	if err != nil {
-		return
-	}
-	u.Host = net.JoinHostPort(u.Hostname(), port)
-	c.baseURL = u.String()
-	if c.checkoutFromBase {
+	if c.checkoutBaseURL == "" {
 		c.checkoutBaseURL = c.baseURL
 	}
 }
@@ -146,9 +144,29 @@ func serveCmd(ctx context.Context, e env, args []string) error {
 	if err != nil {
 		return err
 	}
-	cfg.useBoundAddr(ln.Addr())
+	defer ln.Close()
+	cfg.defaultURLs(ln.Addr())
 
-	svc := service.New(service.Config{Store: st, CheckoutBaseURL: cfg.checkoutBaseURL, Logger: log})
+	guard, err := cfg.webhook.guard()
+	if err != nil {
+		return err
+	}
+	roots, err := webhook.LoadRootCAs(cfg.webhook.caFile)
+	if err != nil {
+		return err
+	}
+	dispatcher := webhook.New(webhook.Config{
+		Store:       st,
+		Client:      webhook.NewClient(webhook.ClientConfig{Guard: guard, RootCAs: roots}),
+		Logger:      log,
+		Workers:     cfg.webhookWorkers,
+		PerEndpoint: cfg.webhookPerHost,
+		Lease:       cfg.webhookLease,
+	})
+	svc := service.New(service.Config{
+		Store: st, CheckoutBaseURL: cfg.checkoutBaseURL, Logger: log,
+		URLs: guard, Notify: dispatcher.Wake,
+	})
 	logs := api.NewRequestLogWriter(st, log)
 	defer logs.Close()
 	handler := server.New(server.Deps{
@@ -170,7 +188,11 @@ func serveCmd(ctx context.Context, e env, args []string) error {
 
 	jobsCtx, stopJobs := context.WithCancel(context.WithoutCancel(ctx))
 	var wg sync.WaitGroup
-	wg.Add(1)
+	wg.Add(2)
+	go func() {
+		defer wg.Done()
+		dispatcher.Run(jobsCtx) // on shutdown, finishes the attempts in flight
+	}()
 	go func() {
 		defer wg.Done()
 		jobs.Run(jobsCtx, log,

@@ -176,7 +176,7 @@ func redactBody(b []byte) string {
 	}
 	// What both databases can store: valid UTF-8 without NUL (PostgreSQL
 	// text refuses it, and with it the whole batch of logs).
-	s := strings.ReplaceAll(strings.ToValidUTF8(string(b), "\uFFFD"), "\x00", "\uFFFD")
+	s := checkout.StorableText(string(b))
 	if strings.Contains(s, `\`) {
 		var v any
 		dec := json.NewDecoder(strings.NewReader(s))

@@ -11,15 +11,17 @@ import (
 type PurgeResult struct {
 	RequestLogs     int64
 	IdempotencyKeys int64
+	Events          int64
 }
 
-// Purge deletes request logs older than 30 days and idempotency records
-// older than 24 hours.
+// Purge deletes request logs, events and deliveries older than 30 days and
+// idempotency records older than 24 hours.
 func (s *Service) Purge(ctx context.Context) (PurgeResult, error) {
 	now := s.now()
 	var res PurgeResult
-	var err1, err2 error
+	var err1, err2, err3 error
 	res.RequestLogs, err1 = s.store.RequestLogPurge(ctx, now.Add(-checkout.Retention))
 	res.IdempotencyKeys, err2 = s.store.IdempotencyPurge(ctx, now.Add(-checkout.IdempotencyWindow))
-	return res, errors.Join(err1, err2)
+	res.Events, err3 = s.store.EventPurge(ctx, now.Add(-checkout.Retention))
+	return res, errors.Join(err1, err2, err3)
 }

@@ -29,6 +29,13 @@ type Config struct {
 	// and so how long a revoked key keeps working on a node; at most 5 s
 	// (DESIGN.md 2), 2 s when zero.
 	KeyCacheTTL time.Duration
+	// URLs checks webhook endpoint URLs (the webhook guard); endpoints
+	// cannot be created without it.
+	URLs URLChecker
+	// Notify, when set, is called after a transaction that created webhook
+	// deliveries commits: it wakes the dispatcher, so a new event's first
+	// attempt starts at once rather than at the next poll.
+	Notify func()
 	// CacheNow is the clock of those caches: time.Now when nil. They bound
 	// staleness in real time, so they do not follow Now; tests that check
 	// revocation move this one.
@@ -41,6 +48,8 @@ type Service struct {
 	now             clock.Func
 	checkoutBaseURL string
 	log             *slog.Logger
+	urls            URLChecker
+	notify          func()
 	keys            *ttlCache[*checkout.APIKey]
 	merchants       *ttlCache[*checkout.Merchant]
 }
@@ -67,9 +76,16 @@ func New(cfg Config) *Service {
 		now:             cfg.Now,
 		checkoutBaseURL: cfg.CheckoutBaseURL,
 		log:             cfg.Logger,
+		urls:            cfg.URLs,
+		notify:          cfg.Notify,
 		keys:            newTTLCache[*checkout.APIKey](cfg.KeyCacheTTL, 10000, cfg.CacheNow),
 		merchants:       newTTLCache[*checkout.Merchant](cfg.KeyCacheTTL, 10000, cfg.CacheNow),
 	}
+}
+
+// URLChecker validates a webhook endpoint URL and returns it normalized.
+type URLChecker interface {
+	CheckURL(ctx context.Context, raw string) (string, error)
 }
 
 // Store returns the store the service writes to.

@@ -51,7 +51,7 @@ func (s *Service) CreateSession(ctx context.Context, p CreateSessionParams) (*Cr
 		return nil, checkout.Internal(err)
 	}
 	res := &CreateSessionResult{Status: http.StatusCreated, Data: data}
-	err = s.store.InTx(ctx, func(tx checkout.Tx) error {
+	err = s.inTx(ctx, func(tx *txn) error {
 		if p.IdempotencyKey != "" {
 			err := tx.IdempotencyInsert(ctx, &checkout.IdempotencyRecord{
 				MerchantID: p.StoreID, Mode: p.Key.Mode, Key: p.IdempotencyKey,
@@ -172,7 +172,7 @@ func (s *Service) ExpireDue(ctx context.Context, limit int) (int, error) {
 func (s *Service) expire(ctx context.Context, m *checkout.Merchant, id string) (*checkout.Session, bool, error) {
 	var out *checkout.Session
 	expired := false
-	err := s.store.InTx(ctx, func(tx checkout.Tx) error {
+	err := s.inTx(ctx, func(tx *txn) error {
 		sess, err := tx.SessionGetForUpdate(ctx, id)
 		if err != nil {
 			return err
@@ -199,15 +199,6 @@ func (s *Service) expire(ctx context.Context, m *checkout.Merchant, id string) (
 		return nil
 	})
 	return out, expired && err == nil, err
-}
-
-// emit records an event in tx, the transaction of the change it reports.
-func (s *Service) emit(ctx context.Context, tx checkout.Tx, merchantID string, mode checkout.Mode, typ string, object json.RawMessage) error {
-	e, err := checkout.NewEvent(typ, merchantID, mode, object, s.now())
-	if err != nil {
-		return err
-	}
-	return tx.EventInsert(ctx, e)
 }
 
 // expireBatch is how many sessions one round of ExpireAll takes at a time.

@@ -21,6 +21,10 @@ type Dialect struct {
 	// " FOR UPDATE" on PostgreSQL; "" on SQLite, whose write transactions
 	// (BEGIN IMMEDIATE) already exclude every other writer.
 	ForUpdate string
+	// SkipLocked is appended to the SELECT that picks deliveries to claim:
+	// " FOR UPDATE SKIP LOCKED" on PostgreSQL, so nodes claiming at once take
+	// different rows instead of queueing on each other's; "" on SQLite.
+	SkipLocked string
 	// MigrationLock, when set, runs first in the migration transaction so
 	// that nodes starting together migrate one at a time.
 	MigrationLock string

@@ -44,8 +44,9 @@ func Open(ctx context.Context, url string) (*store.DB, error) {
 
 // Dialect is PostgreSQL's.
 var Dialect = store.Dialect{
-	Name:      "postgres",
-	ForUpdate: " FOR UPDATE",
+	Name:       "postgres",
+	SkipLocked: " FOR UPDATE SKIP LOCKED",
+	ForUpdate:  " FOR UPDATE",
 	// Nodes that start together migrate one at a time.
 	MigrationLock: `SELECT pg_advisory_xact_lock(7348219011)`,
 	Param:         func(i int) string { return "$" + strconv.Itoa(i) },

@@ -75,6 +75,7 @@ func Open(ctx context.Context, path string) (*store.DB, error) {
 // Dialect is SQLite's.
 var Dialect = store.Dialect{
 	Name:       "sqlite",
+	SkipLocked: "",
 	ForUpdate:  "",
 	Param:      func(int) string { return "?" },
 	Translate:  translate,

@@ -1,0 +1,301 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"net/netip"
+	"strings"
+	"time"
+
+	"github.com/checkoutd/checkoutd/checkout"
+	"github.com/checkoutd/checkoutd/internal/service"
+	"github.com/checkoutd/checkoutd/internal/webhook"
+)
+
+// webhookFlags are the operator's webhook options, shared by serve and
+// webhooks create.
+type webhookFlags struct {
+	allowCIDR string
+	caFile    string
+}
+
+func (w *webhookFlags) register(fs *flag.FlagSet) {
+	fs.StringVar(&w.allowCIDR, "webhook-allow-cidr", "", "comma-separated private networks webhook endpoints may reach (off by default; e.g. 10.0.0.0/8)")
+	fs.StringVar(&w.caFile, "webhook-ca-file", "", "PEM file of extra CA certificates trusted for webhook receivers (internal TLS)")
+}
+
+// guard returns the webhook guard the options describe.
+func (w *webhookFlags) guard() (*webhook.Guard, error) {
+	g := &webhook.Guard{}
+	for _, s := range strings.Split(w.allowCIDR, ",") {
+		if s = strings.TrimSpace(s); s == "" {
+			continue
+		}
+		p, err := netip.ParsePrefix(s)
+		if err != nil {
+			return nil, usageError{fmt.Sprintf("--webhook-allow-cidr: %q is not a CIDR such as 10.0.0.0/8", s)}
+		}
+		g.AllowCIDRs = append(g.AllowCIDRs, p.Masked())
+	}
+	return g, nil
+}
+
+func webhooksCmd(ctx context.Context, e env, args []string) error {
+	return subcommand(ctx, e, "webhooks", args, map[string]func(context.Context, env, []string) error{
+		"create":      webhooksCreate,
+		"list":        webhooksList,
+		"disable":     func(ctx context.Context, e env, args []string) error { return webhooksSetEnabled(ctx, e, args, false) },
+		"enable":      func(ctx context.Context, e env, args []string) error { return webhooksSetEnabled(ctx, e, args, true) },
+		"delete":      webhooksDelete,
+		"roll-secret": webhooksRollSecret,
+		"send-test":   webhooksSendTest,
+		"deliveries":  webhooksDeliveries,
+		"resend":      webhooksResend,
+	})
+}
+
+// endpointJSON is an endpoint as the commands print it. Secret is set only
+// when the endpoint is created or its secret rolled.
+type endpointJSON struct {
+	ID        string   `json:"id"`
+	Object    string   `json:"object"`
+	StoreID   string   `json:"store_id"`
+	Mode      string   `json:"mode"`
+	URL       string   `json:"url"`
+	Events    []string `json:"events"`
+	Enabled   bool     `json:"enabled"`
+	Secret    string   `json:"secret,omitempty"`
+	CreatedAt int64    `json:"created_at"`
+}
+
+func toEndpointJSON(ep *checkout.Endpoint, withSecret bool) endpointJSON {
+	j := endpointJSON{ep.ID, "webhook_endpoint", ep.MerchantID, string(ep.Mode), ep.URL, ep.Events, ep.Enabled, "", ep.CreatedAt.Unix()}
+	if withSecret {
+		j.Secret = ep.Secret
+	}
+	return j
+}
+
+func printEndpoint(w io.Writer, ep *checkout.Endpoint) {
+	events := strings.Join(ep.Events, ",")
+	if ep.SubscribesAll() {
+		events = "all"
+	}
+	fmt.Fprintf(w, "id:\t%s\nstore:\t%s\nmode:\t%s\nurl:\t%s\nevents:\t%s\nenabled:\t%t\n", ep.ID, ep.MerchantID, ep.Mode, ep.URL, events, ep.Enabled)
+}
+
+func webhooksCreate(ctx context.Context, e env, args []string) error {
+	a := newAdmin(e, "webhooks create", "webhooks create --store ID --mode test|live --url URL --events all|type,type [--json]")
+	var store, mode, url, events string
+	var wf webhookFlags
+	a.fs.StringVar(&store, "store", "", "the store whose events the endpoint receives (required)")
+	a.fs.StringVar(&mode, "mode", "test", "test or live: the endpoint receives only that mode's events")
+	a.fs.StringVar(&url, "url", "", "the endpoint's https URL, on the default port, with a public hostname (required)")
+	a.fs.StringVar(&events, "events", "all", "all (every type, those added later included), or a comma-separated list: "+strings.Join(checkout.SubscribableEventTypes(), ","))
+	wf.register(a.fs)
+	a.withGuard = wf.guard
+	return a.run(ctx, args, func(svc *service.Service, _ []string) error {
+		ep, err := svc.CreateEndpoint(ctx, checkout.EndpointParams{
+			MerchantID: store, Mode: checkout.Mode(mode), URL: url, Events: checkout.ParseEvents(events),
+		})
+		if err != nil {
+			return describe(err)
+		}
+		return a.print(toEndpointJSON(ep, true), func(w io.Writer) {
+			printEndpoint(w, ep)
+			fmt.Fprintf(w, "secret:\t%s\n\nVerify every request's Service-Webhook-Signature with this secret.\n", ep.Secret)
+		})
+	})
+}
+
+func webhooksList(ctx context.Context, e env, args []string) error {
+	a := newAdmin(e, "webhooks list", "webhooks list --store ID [--json]")
+	var store string
+	a.fs.StringVar(&store, "store", "", "the store whose endpoints to list (required)")
+	return a.run(ctx, args, func(svc *service.Service, _ []string) error {
+		if _, err := svc.Store().MerchantGet(ctx, store); err != nil {
+			return err
+		}
+		eps, err := svc.Store().EndpointList(ctx, store)
+		if err != nil {
+			return err
+		}
+		out := make([]endpointJSON, len(eps))
+		for i, ep := range eps {
+			out[i] = toEndpointJSON(ep, false)
+		}
+		return a.print(newList(out), func(w io.Writer) {
+			fmt.Fprintln(w, "ID\tMODE\tENABLED\tEVENTS\tURL")
+			for _, ep := range eps {
+				events := strings.Join(ep.Events, ",")
+				if ep.SubscribesAll() {
+					events = "all"
+				}
+				fmt.Fprintf(w, "%s\t%s\t%t\t%s\t%s\n", ep.ID, ep.Mode, ep.Enabled, events, ep.URL)
+			}
+		})
+	})
+}
+
+// oneID runs fn with the single positional argument of a command.
+func oneID(rest []string, synopsis string, fn func(id string) error) error {
+	if len(rest) != 1 {
+		return usageError{"usage: checkoutd " + synopsis}
+	}
+	return fn(rest[0])
+}
+
+func webhooksSetEnabled(ctx context.Context, e env, args []string, enabled bool) error {
+	verb := map[bool]string{true: "enable", false: "disable"}[enabled]
+	synopsis := "webhooks " + verb + " ENDPOINT_ID [--json]"
+	a := newAdmin(e, "webhooks "+verb, synopsis)
+	return a.run(ctx, args, func(svc *service.Service, rest []string) error {
+		return oneID(rest, synopsis, func(id string) error {
+			ep, canceled, err := svc.SetEndpointEnabled(ctx, id, enabled)
+			if err != nil {
+				return err
+			}
+			return a.print(toEndpointJSON(ep, false), func(w io.Writer) {
+				printEndpoint(w, ep)
+				if !enabled {
+					fmt.Fprintf(w, "\n%d queued deliveries canceled.\n", canceled)
+				}
+			})
+		})
+	})
+}
+
+func webhooksDelete(ctx context.Context, e env, args []string) error {
+	synopsis := "webhooks delete ENDPOINT_ID [--json]"
+	a := newAdmin(e, "webhooks delete", synopsis)
+	return a.run(ctx, args, func(svc *service.Service, rest []string) error {
+		return oneID(rest, synopsis, func(id string) error {
+			if err := svc.DeleteEndpoint(ctx, id); err != nil {
+				return err
+			}
+			return a.print(map[string]any{"id": id, "object": "webhook_endpoint", "deleted": true}, func(w io.Writer) {
+				fmt.Fprintf(w, "endpoint %s deleted, with its deliveries\n", id)
+			})
+		})
+	})
+}
+
+func webhooksRollSecret(ctx context.Context, e env, args []string) error {
+	synopsis := "webhooks roll-secret ENDPOINT_ID [--json]"
+	a := newAdmin(e, "webhooks roll-secret", synopsis)
+	return a.run(ctx, args, func(svc *service.Service, rest []string) error {
+		return oneID(rest, synopsis, func(id string) error {
+			ep, err := svc.RollEndpointSecret(ctx, id)
+			if err != nil {
+				return err
+			}
+			return a.print(toEndpointJSON(ep, true), func(w io.Writer) {
+				printEndpoint(w, ep)
+				fmt.Fprintf(w, "secret:\t%s\n\nThe new secret signs every request from now on, retries included.\n", ep.Secret)
+			})
+		})
+	})
+}
+
+// deliveryJSON is a delivery as the commands print it, with its attempts.
+type deliveryJSON struct {
+	ID             string        `json:"id"`
+	Object         string        `json:"object"`
+	EventID        string        `json:"event_id"`
+	EndpointID     string        `json:"endpoint_id"`
+	Status         string        `json:"status"`
+	Attempts       int           `json:"attempts"`
+	NextAttemptAt  *int64        `json:"next_attempt_at"`
+	LastStatusCode int           `json:"last_status_code"`
+	LastError      string        `json:"last_error"`
+	CreatedAt      int64         `json:"created_at"`
+	AttemptList    []attemptJSON `json:"attempt_list,omitempty"`
+}
+
+type attemptJSON struct {
+	Number       int    `json:"number"`
+	StartedAt    int64  `json:"started_at"`
+	DurationMS   int64  `json:"duration_ms"`
+	StatusCode   int    `json:"status_code"`
+	Error        string `json:"error"`
+	ResponseBody string `json:"response_body"`
+}
+
+func toDeliveryJSON(d *checkout.Delivery, attempts []*checkout.Attempt) deliveryJSON {
+	j := deliveryJSON{ID: d.ID, Object: "webhook_delivery", EventID: d.EventID, EndpointID: d.EndpointID, Status: string(d.Status),
+		Attempts: d.Attempts, LastStatusCode: d.LastStatusCode, LastError: d.LastError, CreatedAt: d.CreatedAt.Unix()}
+	if !d.Finished() {
+		t := d.NextAttemptAt.Unix()
+		j.NextAttemptAt = &t
+	}
+	for _, a := range attempts {
+		j.AttemptList = append(j.AttemptList, attemptJSON{a.Number, a.StartedAt.Unix(), a.Duration.Milliseconds(), a.StatusCode, a.Error, a.ResponseBody})
+	}
+	return j
+}
+
+func webhooksSendTest(ctx context.Context, e env, args []string) error {
+	synopsis := "webhooks send-test ENDPOINT_ID [--json]"
+	a := newAdmin(e, "webhooks send-test", synopsis)
+	return a.run(ctx, args, func(svc *service.Service, rest []string) error {
+		return oneID(rest, synopsis, func(id string) error {
+			ev, d, err := svc.SendTestEvent(ctx, id)
+			if err != nil {
+				return err
+			}
+			return a.print(toDeliveryJSON(d, nil), func(w io.Writer) {
+				fmt.Fprintf(w, "event:\t%s\ndelivery:\t%s\n\nA running checkoutd serve delivers it within a second; see checkoutd webhooks deliveries --endpoint %s.\n", ev.ID, d.ID, id)
+			})
+		})
+	})
+}
+
+func webhooksResend(ctx context.Context, e env, args []string) error {
+	synopsis := "webhooks resend DELIVERY_ID [--json]"
+	a := newAdmin(e, "webhooks resend", synopsis)
+	return a.run(ctx, args, func(svc *service.Service, rest []string) error {
+		return oneID(rest, synopsis, func(id string) error {
+			d, err := svc.Resend(ctx, id)
+			if err != nil {
+				return err
+			}
+			return a.print(toDeliveryJSON(d, nil), func(w io.Writer) {
+				fmt.Fprintf(w, "delivery:\t%s (a new delivery of event %s)\n", d.ID, d.EventID)
+			})
+		})
+	})
+}
+
+func webhooksDeliveries(ctx context.Context, e env, args []string) error {
+	a := newAdmin(e, "webhooks deliveries", "webhooks deliveries --endpoint ID [--limit N] [--json]")
+	var endpoint string
+	var limit int
+	a.fs.StringVar(&endpoint, "endpoint", "", "the endpoint whose deliveries to list (required)")
+	a.fs.IntVar(&limit, "limit", 20, "how many of the newest deliveries to show")
+	return a.run(ctx, args, func(svc *service.Service, _ []string) error {
+		if _, err := svc.Store().EndpointGet(ctx, endpoint); err != nil {
+			return err
+		}
+		ds, err := svc.Store().DeliveryList(ctx, checkout.DeliveryListParams{EndpointID: endpoint, Limit: limit})
+		if err != nil {
+			return err
+		}
+		out := make([]deliveryJSON, len(ds))
+		for i, d := range ds {
+			attempts, err := svc.Store().AttemptList(ctx, d.ID)
+			if err != nil {
+				return err
+			}
+			out[i] = toDeliveryJSON(d, attempts)
+		}
+		return a.print(newList(out), func(w io.Writer) {
+			fmt.Fprintln(w, "ID\tEVENT\tSTATUS\tATTEMPTS\tLAST STATUS\tLAST ERROR\tCREATED")
+			for _, d := range ds {
+				fmt.Fprintf(w, "%s\t%s\t%s\t%d\t%d\t%s\t%s\n", d.ID, d.EventID, d.Status, d.Attempts, d.LastStatusCode, d.LastError,
+					d.CreatedAt.UTC().Format(time.RFC3339))
+			}
+		})
+	})
+}

@@ -1,0 +1,120 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"strings"
+	"testing"
+)
+
+func TestWebhooksCommands(t *testing.T) {
+	for name, newDB := range eventDatabases(t) {
+		t.Run(name, func(t *testing.T) {
+			db := newDB(t)
+			var store struct{ ID string }
+			cliJSON(t, &store, "stores", "create", "--database", db, "--name", "Acme Games", "--currency", "USD")
+			allow := []string{"--webhook-allow-cidr", "127.0.0.0/8"}
+
+			type endpoint struct {
+				ID, Object, StoreID, Mode, URL, Secret string
+				Events                                 []string
+				Enabled                                bool
+			}
+			var ep endpoint
+			cliJSON(t, &ep, append([]string{"webhooks", "create", "--database", db, "--store", store.ID, "--mode", "live",
+				"--url", "https://127.0.0.1:8443/hook", "--events", "checkout.completed,payment.refunded"}, allow...)...)
+			if !strings.HasPrefix(ep.ID, "we_") || ep.Object != "webhook_endpoint" || ep.Mode != "live" || !ep.Enabled ||
+				!strings.HasPrefix(ep.Secret, "whsec_") || len(ep.Events) != 2 {
+				t.Fatalf("webhooks create = %+v", ep)
+			}
+
+			var list struct{ Data []endpoint }
+			out := cliOut(t, "webhooks", "list", "--database", db, "--store", store.ID, "--json")
+			if strings.Contains(out, "whsec_") {
+				t.Errorf("webhooks list printed a secret: %s", out)
+			}
+			cliJSON(t, &list, "webhooks", "list", "--database", db, "--store", store.ID)
+			if len(list.Data) != 1 || list.Data[0].ID != ep.ID {
+				t.Errorf("webhooks list = %+v", list.Data)
+			}
+
+			var rolled endpoint
+			cliJSON(t, &rolled, "webhooks", "roll-secret", "--database", db, ep.ID)
+			if rolled.Secret == ep.Secret || !strings.HasPrefix(rolled.Secret, "whsec_") {
+				t.Errorf("roll-secret = %q; want a new whsec_ secret", rolled.Secret)
+			}
+
+			var delivery struct{ ID, Status, EventID string }
+			cliJSON(t, &delivery, "webhooks", "send-test", "--database", db, ep.ID)
+			if !strings.HasPrefix(delivery.ID, "whd_") || delivery.Status != "pending" {
+				t.Errorf("send-test = %+v", delivery)
+			}
+			var disabled endpoint
+			cliJSON(t, &disabled, "webhooks", "disable", "--database", db, ep.ID)
+			if disabled.Enabled {
+				t.Errorf("disable = %+v", disabled)
+			}
+			var ds struct {
+				Data []struct{ ID, Status string }
+			}
+			cliJSON(t, &ds, "webhooks", "deliveries", "--database", db, "--endpoint", ep.ID)
+			if len(ds.Data) != 1 || ds.Data[0].Status != "canceled" {
+				t.Errorf("deliveries after disable = %+v; want the test delivery, canceled", ds.Data)
+			}
+			if err := runErr("webhooks", "resend", "--database", db, delivery.ID); err == nil {
+				t.Error("resend to a disabled endpoint succeeded")
+			}
+			cliJSON(t, &disabled, "webhooks", "enable", "--database", db, ep.ID)
+			var resent struct{ ID, EventID, Status string }
+			cliJSON(t, &resent, "webhooks", "resend", "--database", db, delivery.ID)
+			if resent.ID == delivery.ID || resent.EventID != delivery.EventID || resent.Status != "pending" {
+				t.Errorf("resend = %+v; want a new pending delivery of event %s", resent, delivery.EventID)
+			}
+
+			var deleted struct{ Deleted bool }
+			cliJSON(t, &deleted, "webhooks", "delete", "--database", db, ep.ID)
+			cliJSON(t, &list, "webhooks", "list", "--database", db, "--store", store.ID)
+			if !deleted.Deleted || len(list.Data) != 0 {
+				t.Errorf("after delete: %+v, list %+v", deleted, list.Data)
+			}
+
+			// Bad input is refused with the reason.
+			for _, c := range []struct {
+				args []string
+				want string
+			}{
+				{[]string{"--url", "http://hooks.example.com/x"}, "https"},
+				{[]string{"--url", "https://127.0.0.1/x"}, "address"},
+				{[]string{"--url", "https://localhost/x"}, "localhost"},
+				{[]string{"--url", "https://hooks.example.com/x", "--events", "checkout.nope"}, "checkout.nope"},
+				{[]string{"--url", "https://hooks.example.com/x", "--mode", "prod"}, "mode"},
+			} {
+				args := append([]string{"webhooks", "create", "--database", db, "--store", store.ID}, c.args...)
+				err := runErr(args...)
+				if err == nil || !strings.Contains(strings.ToLower(err.Error()), c.want) {
+					t.Errorf("webhooks create %v = %v; want an error about %q", c.args, err, c.want)
+				}
+			}
+			if err := runErr("webhooks", "disable", "--database", db, "we_00000000000000000000000000000000"); err == nil {
+				t.Error("disable of an unknown endpoint succeeded")
+			}
+			if err := runErr("webhooks", "frobnicate"); err == nil {
+				t.Error("unknown subcommand accepted")
+			}
+		})
+	}
+}
+
+func cliOut(t *testing.T, args ...string) string {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	if err := run(context.Background(), args, func(string) string { return "" }, &out, &errOut); err != nil {
+		t.Fatalf("checkoutd %s: %v\n%s", strings.Join(args, " "), err, errOut.String())
+	}
+	return out.String()
+}
+
+func runErr(args ...string) error {
+	var out, errOut bytes.Buffer
+	return run(context.Background(), args, func(string) string { return "" }, &out, &errOut)
+}

@@ -1,0 +1,235 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/checkoutd/checkoutd/checkout"
+)
+
+const deliveryColumns = `id, event_id, endpoint_id, store_id, mode, status, attempts, next_attempt_at, last_status_code, last_error, created_at, updated_at`
+
+func scanDelivery(row scanner) (*checkout.Delivery, error) {
+	var d checkout.Delivery
+	var next, created, updated int64
+	if err := row.Scan(&d.ID, &d.EventID, &d.EndpointID, &d.MerchantID, &d.Mode, &d.Status, &d.Attempts, &next,
+		&d.LastStatusCode, &d.LastError, &created, &updated); err != nil {
+		return nil, err
+	}
+	d.NextAttemptAt = time.UnixMilli(next)
+	d.CreatedAt = time.UnixMilli(created)
+	d.UpdatedAt = time.UnixMilli(updated)
+	return &d, nil
+}
+
+// DeliveryInsert stores a new delivery.
+func (tx *Tx) DeliveryInsert(ctx context.Context, d *checkout.Delivery) error {
+	_, err := tx.tx.ExecContext(ctx, `INSERT INTO deliveries (`+deliveryColumns+`) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`,
+		d.ID, d.EventID, d.EndpointID, d.MerchantID, string(d.Mode), string(d.Status), d.Attempts, d.NextAttemptAt.UnixMilli(),
+		d.LastStatusCode, d.LastError, d.CreatedAt.UnixMilli(), d.UpdatedAt.UnixMilli())
+	return tx.db.translate(err)
+}
+
+// DeliveryCancelPending cancels an endpoint's pending deliveries.
+func (tx *Tx) DeliveryCancelPending(ctx context.Context, endpointID string, now time.Time) (int64, error) {
+	res, err := tx.tx.ExecContext(ctx, `UPDATE deliveries SET status = 'canceled', updated_at = $2 WHERE endpoint_id = $1 AND status = 'pending'`,
+		endpointID, now.UnixMilli())
+	if err != nil {
+		return 0, tx.db.translate(err)
+	}
+	return res.RowsAffected()
+}
+
+// DeliveryGet returns a delivery by id.
+func (db *DB) DeliveryGet(ctx context.Context, id string) (*checkout.Delivery, error) {
+	d, err := scanDelivery(db.read.QueryRowContext(ctx, `SELECT `+deliveryColumns+` FROM deliveries WHERE id = $1`, id))
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, checkout.Errorf(checkout.ENotFound, "No such delivery: %s.", id)
+	}
+	return d, db.translate(err)
+}
+
+// DeliveryList returns an endpoint's deliveries, newest first.
+func (db *DB) DeliveryList(ctx context.Context, p checkout.DeliveryListParams) ([]*checkout.Delivery, error) {
+	limit := p.Limit
+	if limit <= 0 {
+		limit = 100
+	}
+	rows, err := db.read.QueryContext(ctx, `SELECT `+deliveryColumns+` FROM deliveries WHERE endpoint_id = $1 ORDER BY seq DESC LIMIT $2`, p.EndpointID, limit)
+	if err != nil {
+		return nil, db.translate(err)
+	}
+	return collect(db, rows, scanDelivery)
+}
+
+// AttemptList returns a delivery's attempts in order.
+func (db *DB) AttemptList(ctx context.Context, deliveryID string) ([]*checkout.Attempt, error) {
+	rows, err := db.read.QueryContext(ctx, `SELECT delivery_id, number, started_at, duration_us, status_code, error, response_body
+		FROM delivery_attempts WHERE delivery_id = $1 ORDER BY seq`, deliveryID)
+	if err != nil {
+		return nil, db.translate(err)
+	}
+	return collect(db, rows, func(row scanner) (*checkout.Attempt, error) {
+		var a checkout.Attempt
+		var started, durUS int64
+		if err := row.Scan(&a.DeliveryID, &a.Number, &started, &durUS, &a.StatusCode, &a.Error, &a.ResponseBody); err != nil {
+			return nil, err
+		}
+		a.StartedAt = time.UnixMilli(started)
+		a.Duration = time.Duration(durUS) * time.Microsecond
+		return &a, nil
+	})
+}
+
+// claimQuery leases due deliveries. The innermost query ranks each
+// endpoint's due deliveries and counts its running leases, so that no
+// endpoint gets more than PerEndpoint at once; the middle one locks the
+// chosen rows (skipping rows another node is locking, on PostgreSQL); the
+// UPDATE re-checks that each is still due when it takes it.
+const claimQuery = `UPDATE deliveries SET lease_until = $1, lease_owner = $2
+WHERE id IN (
+	SELECT id FROM deliveries
+	WHERE id IN (
+		SELECT d.id FROM (
+			SELECT id, endpoint_id, next_attempt_at, seq,
+				ROW_NUMBER() OVER (PARTITION BY endpoint_id ORDER BY next_attempt_at, seq) AS rn
+			FROM deliveries
+			WHERE status = 'pending' AND next_attempt_at <= $3 AND lease_until <= $3
+		) d
+		LEFT JOIN (
+			SELECT endpoint_id, COUNT(*) AS busy FROM deliveries
+			WHERE status = 'pending' AND lease_until > $3
+			GROUP BY endpoint_id
+		) b ON b.endpoint_id = d.endpoint_id
+		WHERE d.rn + COALESCE(b.busy, 0) <= $4
+		ORDER BY d.next_attempt_at, d.seq
+		LIMIT $5
+	)
+	AND status = 'pending' AND lease_until <= $3%s
+)
+AND status = 'pending' AND lease_until <= $3`
+
+// DeliveryClaim leases due deliveries and returns them with their endpoint
+// and event.
+func (db *DB) DeliveryClaim(ctx context.Context, p checkout.ClaimParams) ([]*checkout.Claim, error) {
+	var claims []*checkout.Claim
+	err := db.InTx(ctx, func(t checkout.Tx) error {
+		tx := t.(*Tx)
+		res, err := tx.tx.ExecContext(ctx, fmt.Sprintf(claimQuery, db.dialect.SkipLocked),
+			p.LeaseUntil.UnixMilli(), p.Owner, p.Now.UnixMilli(), p.PerEndpoint, p.Limit)
+		if err != nil {
+			return err
+		}
+		if n, _ := res.RowsAffected(); n == 0 {
+			return nil
+		}
+		rows, err := tx.tx.QueryContext(ctx, `SELECT
+			d.id, d.event_id, d.endpoint_id, d.store_id, d.mode, d.status, d.attempts, d.next_attempt_at, d.last_status_code, d.last_error, d.created_at, d.updated_at,
+			e.id, e.store_id, e.mode, e.url, e.events, e.enabled, e.secret, e.created_at, e.updated_at,
+			v.id, v.store_id, v.mode, v.type, v.created_at, v.data
+			FROM deliveries d
+			JOIN endpoints e ON e.id = d.endpoint_id
+			JOIN events v ON v.id = d.event_id
+			WHERE d.lease_owner = $1 AND d.lease_until = $2 AND d.status = 'pending'
+			ORDER BY d.next_attempt_at, d.seq`, p.Owner, p.LeaseUntil.UnixMilli())
+		if err != nil {
+			return err
+		}
+		claims, err = collect(db, rows, scanClaim)
+		return err
+	})
+	return claims, err
+}
+
+func scanClaim(row scanner) (*checkout.Claim, error) {
+	var c checkout.Claim
+	var d checkout.Delivery
+	var e checkout.Endpoint
+	var v checkout.Event
+	var next, dCreated, dUpdated, eCreated, eUpdated, vCreated int64
+	var events, data string
+	var enabled int
+	err := row.Scan(&d.ID, &d.EventID, &d.EndpointID, &d.MerchantID, &d.Mode, &d.Status, &d.Attempts, &next, &d.LastStatusCode, &d.LastError, &dCreated, &dUpdated,
+		&e.ID, &e.MerchantID, &e.Mode, &e.URL, &events, &enabled, &e.Secret, &eCreated, &eUpdated,
+		&v.ID, &v.MerchantID, &v.Mode, &v.Type, &vCreated, &data)
+	if err != nil {
+		return nil, err
+	}
+	d.NextAttemptAt, d.CreatedAt, d.UpdatedAt = time.UnixMilli(next), time.UnixMilli(dCreated), time.UnixMilli(dUpdated)
+	e.Events, e.Enabled = strings.Split(events, ","), enabled != 0
+	e.CreatedAt, e.UpdatedAt = time.Unix(eCreated, 0), time.Unix(eUpdated, 0)
+	v.CreatedAt, v.Object = time.Unix(vCreated, 0), []byte(data)
+	c.Delivery, c.Endpoint, c.Event = &d, &e, &v
+	return &c, nil
+}
+
+// DeliveryRecord stores a finished attempt and the delivery's new state.
+func (db *DB) DeliveryRecord(ctx context.Context, owner string, a *checkout.Attempt, d *checkout.Delivery) (bool, error) {
+	updated := false
+	err := db.InTx(ctx, func(t checkout.Tx) error {
+		tx := t.(*Tx)
+		_, err := tx.tx.ExecContext(ctx, `INSERT INTO delivery_attempts (delivery_id, number, started_at, duration_us, status_code, error, response_body)
+			VALUES ($1, $2, $3, $4, $5, $6, $7)`,
+			a.DeliveryID, a.Number, a.StartedAt.UnixMilli(), a.Duration.Microseconds(), a.StatusCode, a.Error, a.ResponseBody)
+		if err != nil {
+			return err
+		}
+		res, err := tx.tx.ExecContext(ctx, `UPDATE deliveries SET status = $3, attempts = $4, next_attempt_at = $5,
+			last_status_code = $6, last_error = $7, updated_at = $8, lease_until = 0, lease_owner = ''
+			WHERE id = $1 AND lease_owner = $2 AND status = 'pending'`,
+			d.ID, owner, string(d.Status), d.Attempts, d.NextAttemptAt.UnixMilli(), d.LastStatusCode, d.LastError, d.UpdatedAt.UnixMilli())
+		if err != nil {
+			return err
+		}
+		n, _ := res.RowsAffected()
+		updated = n == 1
+		return nil
+	})
+	return updated, err
+}
+
+// EventGet returns an event by id.
+func (db *DB) EventGet(ctx context.Context, id string) (*checkout.Event, error) {
+	var e checkout.Event
+	var created int64
+	var data string
+	err := db.read.QueryRowContext(ctx, `SELECT id, store_id, mode, type, created_at, data FROM events WHERE id = $1`, id).
+		Scan(&e.ID, &e.MerchantID, &e.Mode, &e.Type, &created, &data)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, checkout.Errorf(checkout.ENotFound, "No such event: %s.", id)
+	}
+	if err != nil {
+		return nil, db.translate(err)
+	}
+	e.CreatedAt, e.Object = time.Unix(created, 0), []byte(data)
+	return &e, nil
+}
+
+// EventPurge deletes events created before t, with their deliveries and
+// attempts, in one transaction.
+func (db *DB) EventPurge(ctx context.Context, before time.Time) (int64, error) {
+	var n int64
+	err := db.InTx(ctx, func(t checkout.Tx) error {
+		tx := t.(*Tx)
+		ms, s := before.UnixMilli(), before.Unix()
+		if _, err := tx.tx.ExecContext(ctx, `DELETE FROM delivery_attempts WHERE delivery_id IN
+			(SELECT id FROM deliveries WHERE created_at < $1 AND status <> 'pending')`, ms); err != nil {
+			return err
+		}
+		if _, err := tx.tx.ExecContext(ctx, `DELETE FROM deliveries WHERE created_at < $1 AND status <> 'pending'`, ms); err != nil {
+			return err
+		}
+		res, err := tx.tx.ExecContext(ctx, `DELETE FROM events WHERE created_at < $1
+			AND NOT EXISTS (SELECT 1 FROM deliveries d WHERE d.event_id = events.id)`, s)
+		if err != nil {
+			return err
+		}
+		n, err = res.RowsAffected()
+		return err
+	})
+	return n, err
+}

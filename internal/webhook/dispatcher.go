@@ -1,0 +1,265 @@
+package webhook
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/url"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+	"unicode/utf8"
+
+	"github.com/checkoutd/checkoutd/checkout"
+	"github.com/checkoutd/checkoutd/internal/clock"
+)
+
+// UserAgent is sent with every delivery.
+const UserAgent = "Service-Webhooks/1.0"
+
+// Config configures a Dispatcher.
+type Config struct {
+	Store  checkout.Store
+	Client *http.Client
+	// Now is the clock of schedules and signatures; time.Now when nil.
+	Now    clock.Func
+	Logger *slog.Logger
+	// Workers bounds the attempts in flight in this process (default 32).
+	Workers int
+	// PerEndpoint bounds the attempts in flight to one endpoint (default 4),
+	// so a slow or dead endpoint holds at most that many workers.
+	PerEndpoint int
+	// Lease is how long a claimed delivery is reserved for its attempt
+	// (default 60 s, well over Timeout). A process killed mid-attempt
+	// loses nothing: the delivery is claimed again when its lease runs out.
+	Lease time.Duration
+	// Poll is how often the database is checked for due deliveries when
+	// nothing wakes the dispatcher (default 1 s). Events created in this
+	// process wake it at once.
+	Poll time.Duration
+}
+
+// Dispatcher claims due deliveries, sends them and records the attempts.
+type Dispatcher struct {
+	cfg    Config
+	node   string
+	claims atomic.Uint64
+	wake   chan struct{}
+	freed  chan struct{}
+	sem    chan struct{}
+	wg     sync.WaitGroup
+}
+
+// New returns a dispatcher; Run starts it.
+func New(cfg Config) *Dispatcher {
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	if cfg.Workers <= 0 {
+		cfg.Workers = 32
+	}
+	if cfg.PerEndpoint <= 0 {
+		cfg.PerEndpoint = 4
+	}
+	if cfg.Lease <= 0 {
+		cfg.Lease = 60 * time.Second
+	}
+	if cfg.Poll <= 0 {
+		cfg.Poll = time.Second
+	}
+	return &Dispatcher{
+		cfg:   cfg,
+		node:  checkout.NewID("node_", 8),
+		wake:  make(chan struct{}, 1),
+		freed: make(chan struct{}, 1),
+		sem:   make(chan struct{}, cfg.Workers),
+	}
+}
+
+// Wake tells the dispatcher new deliveries may be due. It never blocks.
+func (d *Dispatcher) Wake() {
+	select {
+	case d.wake <- struct{}{}:
+	default:
+	}
+}
+
+// Run dispatches until ctx ends, then waits for the attempts in flight to
+// finish (each is bounded by Timeout) and returns.
+func (d *Dispatcher) Run(ctx context.Context) {
+	tick := time.NewTicker(d.cfg.Poll)
+	defer tick.Stop()
+	defer d.wg.Wait()
+	for {
+		if free := cap(d.sem) - len(d.sem); free > 0 {
+			n, err := d.dispatch(ctx, free)
+			if err != nil && ctx.Err() == nil {
+				d.cfg.Logger.Error("claim webhook deliveries", "err", err)
+			}
+			if n == free && ctx.Err() == nil {
+				continue // there may be more due right now
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-d.wake:
+		case <-d.freed:
+		case <-tick.C:
+		}
+	}
+}
+
+// RunOnce claims and attempts every delivery due now, waits for the
+// attempts, and returns how many it made. Tests call it with a fake clock
+// instead of running the loop.
+func (d *Dispatcher) RunOnce(ctx context.Context) (int, error) {
+	total := 0
+	for {
+		n, err := d.dispatch(ctx, d.cfg.Workers)
+		d.wg.Wait()
+		total += n
+		if err != nil || n == 0 {
+			return total, err
+		}
+	}
+}
+
+// dispatch claims up to limit due deliveries and starts their attempts.
+func (d *Dispatcher) dispatch(ctx context.Context, limit int) (int, error) {
+	owner := d.node + "-" + strconv.FormatUint(d.claims.Add(1), 10)
+	now := d.cfg.Now()
+	claims, err := d.cfg.Store.DeliveryClaim(ctx, checkout.ClaimParams{
+		Owner:       owner,
+		Now:         now,
+		LeaseUntil:  now.Add(d.cfg.Lease),
+		Limit:       limit,
+		PerEndpoint: d.cfg.PerEndpoint,
+	})
+	if err != nil {
+		return 0, err
+	}
+	for _, c := range claims {
+		d.sem <- struct{}{}
+		d.wg.Add(1)
+		go func() {
+			defer d.wg.Done()
+			defer func() {
+				<-d.sem
+				select {
+				case d.freed <- struct{}{}:
+				default:
+				}
+			}()
+			d.attempt(owner, c)
+		}()
+	}
+	return len(claims), nil
+}
+
+// attempt sends one claimed delivery and records the outcome. It runs on a
+// context of its own, so a shutdown lets it finish.
+func (d *Dispatcher) attempt(owner string, c *checkout.Claim) {
+	a := Send(d.cfg.Client, c, d.cfg.Now())
+	c.Delivery.Record(a, d.cfg.Now())
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if _, err := d.cfg.Store.DeliveryRecord(ctx, owner, a, c.Delivery); err != nil {
+		// The lease runs out and the delivery is attempted again: at least
+		// once still holds.
+		d.cfg.Logger.Error("record webhook attempt", "delivery", c.Delivery.ID, "err", err)
+	}
+}
+
+// Send makes one attempt of a claimed delivery at now: the event as the
+// body, the headers of SPEC.md, signed afresh with the endpoint's current
+// secret.
+func Send(client *http.Client, c *checkout.Claim, now time.Time) *checkout.Attempt {
+	a := &checkout.Attempt{DeliveryID: c.Delivery.ID, Number: c.Delivery.Attempts + 1, StartedAt: now}
+	body, err := json.Marshal(c.Event)
+	if err != nil {
+		a.Error = "encode event: " + err.Error()
+		return a
+	}
+	req, err := http.NewRequest(http.MethodPost, c.Endpoint.URL, bytes.NewReader(body))
+	if err != nil {
+		a.Error = "invalid endpoint URL"
+		return a
+	}
+	h := req.Header
+	h["Content-Type"] = []string{"application/json"}
+	h["User-Agent"] = []string{UserAgent}
+	h["Service-Webhook-Signature"] = []string{checkout.SignWebhook(c.Endpoint.Secret, now, body)}
+	h["Service-Event-Id"] = []string{c.Event.ID}
+	h["Service-Event-Type"] = []string{c.Event.Type}
+	h["Service-Delivery-Id"] = []string{c.Delivery.ID}
+	h["Service-Delivery-Attempt"] = []string{strconv.Itoa(a.Number)}
+
+	start := time.Now()
+	resp, err := client.Do(req)
+	if err != nil {
+		a.Duration = time.Since(start)
+		a.Error = describe(err)
+		return a
+	}
+	// A body that breaks off after the status line still counts: the
+	// receiver answered.
+	b, _ := io.ReadAll(io.LimitReader(resp.Body, checkout.MaxAttemptResponse))
+	resp.Body.Close()
+	a.Duration = time.Since(start)
+	a.StatusCode = resp.StatusCode
+	a.ResponseBody = truncateUTF8(checkout.StorableText(string(b)), checkout.MaxAttemptResponse)
+	switch {
+	case resp.StatusCode >= 300 && resp.StatusCode < 400:
+		a.Error = fmt.Sprintf("redirect (%d) not followed", resp.StatusCode)
+		if loc := resp.Header.Get("Location"); loc != "" {
+			a.Error += " to " + truncate(loc, 200)
+		}
+	case resp.StatusCode < 200 || resp.StatusCode >= 300:
+		a.Error = fmt.Sprintf("receiver answered %d; only 2xx counts as delivered", resp.StatusCode)
+	}
+	return a
+}
+
+// describe says why an attempt got no response, without the URL (a
+// merchant's URL may carry a token in its query).
+func describe(err error) string {
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		err = ue.Err
+	}
+	var ne net.Error
+	switch {
+	case errors.Is(err, context.DeadlineExceeded), errors.As(err, &ne) && ne.Timeout():
+		return "no response in time: the receiver must answer within 10 seconds"
+	}
+	return checkout.StorableText(truncate(err.Error(), 500))
+}
+
+// truncateUTF8 cuts s to at most n bytes without splitting a character.
+func truncateUTF8(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n]
+}
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
+}
