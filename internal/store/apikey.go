@@ -26,7 +26,7 @@ func scanAPIKey(row scanner) (*checkout.APIKey, error) {
 }
 
 func (db *DB) apiKeyWhere(ctx context.Context, where string, arg any) (*checkout.APIKey, error) {
-	k, err := scanAPIKey(db.read.QueryRowContext(ctx, `SELECT `+apiKeyColumns+` FROM api_keys WHERE `+where, arg))
+	k, err := scanAPIKey(db.readRow(ctx, `SELECT `+apiKeyColumns+` FROM api_keys WHERE `+where, arg))
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, checkout.Errorf(checkout.ENotFound, "No such API key.")
 	}
@@ -45,7 +45,7 @@ func (db *DB) APIKeyGet(ctx context.Context, id string) (*checkout.APIKey, error
 
 // APIKeyList returns a store's keys, oldest first.
 func (db *DB) APIKeyList(ctx context.Context, merchantID string) ([]*checkout.APIKey, error) {
-	rows, err := db.read.QueryContext(ctx, `SELECT `+apiKeyColumns+` FROM api_keys WHERE store_id = $1 ORDER BY created_at, id`, merchantID)
+	rows, err := db.readRows(ctx, `SELECT `+apiKeyColumns+` FROM api_keys WHERE store_id = $1 ORDER BY created_at, id`, merchantID)
 	if err != nil {
 		return nil, db.translate(err)
 	}
@@ -54,14 +54,14 @@ func (db *DB) APIKeyList(ctx context.Context, merchantID string) ([]*checkout.AP
 
 // APIKeyInsert stores a new key.
 func (tx *Tx) APIKeyInsert(ctx context.Context, k *checkout.APIKey) error {
-	_, err := tx.tx.ExecContext(ctx, `INSERT INTO api_keys (`+apiKeyColumns+`) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, NULL)`,
+	_, err := tx.exec(ctx, `INSERT INTO api_keys (`+apiKeyColumns+`) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, NULL)`,
 		k.ID, k.MerchantID, string(k.Mode), string(k.Type), checkout.JoinPermissions(k.Permissions), k.SecretHash, k.SecretHint, k.CreatedAt.Unix())
 	return tx.db.translate(err)
 }
 
 // APIKeyRevoke marks a key revoked.
 func (tx *Tx) APIKeyRevoke(ctx context.Context, id string, t time.Time) error {
-	res, err := tx.tx.ExecContext(ctx, `UPDATE api_keys SET revoked_at = COALESCE(revoked_at, $2) WHERE id = $1`, id, t.Unix())
+	res, err := tx.exec(ctx, `UPDATE api_keys SET revoked_at = COALESCE(revoked_at, $2) WHERE id = $1`, id, t.Unix())
 	if err != nil {
 		return tx.db.translate(err)
 	}

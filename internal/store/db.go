@@ -40,6 +40,9 @@ type Dialect struct {
 	Translate func(error) error
 	// Migrations holds the numbered migrations, NNNN_name.sql.
 	Migrations fs.FS
+	// CacheStatements keeps the package's queries prepared (see
+	// stmtCache); for drivers that do not do it themselves.
+	CacheStatements bool
 }
 
 // DB is a checkout.Store on a SQL database. Writes go through write and
@@ -49,13 +52,14 @@ type DB struct {
 	dialect Dialect
 	write   *sql.DB
 	read    *sql.DB
+	stmts   stmtCache
 }
 
 var _ checkout.Store = (*DB)(nil)
 
 // New returns a store over the pools, which it closes on Close.
 func New(d Dialect, write, read *sql.DB) *DB {
-	return &DB{dialect: d, write: write, read: read}
+	return &DB{dialect: d, write: write, read: read, stmts: stmtCache{off: !d.CacheStatements}}
 }
 
 // Dialect returns the name of the database: "sqlite" or "postgres".
@@ -63,6 +67,7 @@ func (db *DB) Dialect() string { return db.dialect.Name }
 
 // Close closes both pools.
 func (db *DB) Close() error {
+	db.stmts.close()
 	err := db.write.Close()
 	if db.read != db.write {
 		err = errors.Join(err, db.read.Close())
@@ -98,11 +103,15 @@ func (db *DB) InTx(ctx context.Context, fn func(checkout.Tx) error) error {
 	if err != nil {
 		return db.translate(err)
 	}
+	tx := &Tx{db: db, tx: sqlTx}
+	// Runs after the Rollback below (defers run last first): the
+	// transaction's connection must be back in the pool.
+	defer func() { db.prepareMissed(ctx, tx.missed) }()
 	// Deferred so that a panicking fn does not leave the transaction open,
 	// holding its locks and its connection (on SQLite, the only writer)
 	// after a recover upstream. After Commit it does nothing.
 	defer sqlTx.Rollback()
-	if err := fn(&Tx{db: db, tx: sqlTx}); err != nil {
+	if err := fn(tx); err != nil {
 		return db.translate(err)
 	}
 	return db.translate(sqlTx.Commit())
@@ -110,8 +119,9 @@ func (db *DB) InTx(ctx context.Context, fn func(checkout.Tx) error) error {
 
 // Tx is a write transaction of a DB.
 type Tx struct {
-	db *DB
-	tx *sql.Tx
+	db     *DB
+	tx     *sql.Tx
+	missed []string // queries run unprepared, to prepare after the transaction
 }
 
 var _ checkout.Tx = (*Tx)(nil)

@@ -28,7 +28,7 @@ func scanDelivery(row scanner) (*checkout.Delivery, error) {
 
 // DeliveryInsert stores a new delivery.
 func (tx *Tx) DeliveryInsert(ctx context.Context, d *checkout.Delivery) error {
-	_, err := tx.tx.ExecContext(ctx, `INSERT INTO deliveries (`+deliveryColumns+`) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`,
+	_, err := tx.exec(ctx, `INSERT INTO deliveries (`+deliveryColumns+`) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`,
 		d.ID, d.EventID, d.EndpointID, d.MerchantID, string(d.Mode), string(d.Status), d.Attempts, d.NextAttemptAt.UnixMilli(),
 		d.LastStatusCode, d.LastError, d.CreatedAt.UnixMilli(), d.UpdatedAt.UnixMilli())
 	return tx.db.translate(err)
@@ -36,7 +36,7 @@ func (tx *Tx) DeliveryInsert(ctx context.Context, d *checkout.Delivery) error {
 
 // DeliveryCancelPending cancels an endpoint's pending deliveries.
 func (tx *Tx) DeliveryCancelPending(ctx context.Context, endpointID string, now time.Time) (int64, error) {
-	res, err := tx.tx.ExecContext(ctx, `UPDATE deliveries SET status = 'canceled', updated_at = $2 WHERE endpoint_id = $1 AND status = 'pending'`,
+	res, err := tx.exec(ctx, `UPDATE deliveries SET status = 'canceled', updated_at = $2 WHERE endpoint_id = $1 AND status = 'pending'`,
 		endpointID, now.UnixMilli())
 	if err != nil {
 		return 0, tx.db.translate(err)
@@ -46,7 +46,7 @@ func (tx *Tx) DeliveryCancelPending(ctx context.Context, endpointID string, now 
 
 // DeliveryGet returns a delivery by id.
 func (db *DB) DeliveryGet(ctx context.Context, id string) (*checkout.Delivery, error) {
-	d, err := scanDelivery(db.read.QueryRowContext(ctx, `SELECT `+deliveryColumns+` FROM deliveries WHERE id = $1`, id))
+	d, err := scanDelivery(db.readRow(ctx, `SELECT `+deliveryColumns+` FROM deliveries WHERE id = $1`, id))
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, checkout.Errorf(checkout.ENotFound, "No such delivery: %s.", id)
 	}
@@ -59,7 +59,7 @@ func (db *DB) DeliveryList(ctx context.Context, p checkout.DeliveryListParams) (
 	if limit <= 0 {
 		limit = 100
 	}
-	rows, err := db.read.QueryContext(ctx, `SELECT `+deliveryColumns+` FROM deliveries WHERE endpoint_id = $1 ORDER BY seq DESC LIMIT $2`, p.EndpointID, limit)
+	rows, err := db.readRows(ctx, `SELECT `+deliveryColumns+` FROM deliveries WHERE endpoint_id = $1 ORDER BY seq DESC LIMIT $2`, p.EndpointID, limit)
 	if err != nil {
 		return nil, db.translate(err)
 	}
@@ -68,7 +68,7 @@ func (db *DB) DeliveryList(ctx context.Context, p checkout.DeliveryListParams) (
 
 // AttemptList returns a delivery's attempts in order.
 func (db *DB) AttemptList(ctx context.Context, deliveryID string) ([]*checkout.Attempt, error) {
-	rows, err := db.read.QueryContext(ctx, `SELECT delivery_id, number, started_at, duration_us, status_code, error, response_body
+	rows, err := db.readRows(ctx, `SELECT delivery_id, number, started_at, duration_us, status_code, error, response_body
 		FROM delivery_attempts WHERE delivery_id = $1 ORDER BY seq`, deliveryID)
 	if err != nil {
 		return nil, db.translate(err)
@@ -119,7 +119,7 @@ func (db *DB) DeliveryClaim(ctx context.Context, p checkout.ClaimParams) ([]*che
 	var claims []*checkout.Claim
 	err := db.InTx(ctx, func(t checkout.Tx) error {
 		tx := t.(*Tx)
-		res, err := tx.tx.ExecContext(ctx, fmt.Sprintf(claimQuery, db.dialect.SkipLocked),
+		res, err := tx.exec(ctx, fmt.Sprintf(claimQuery, db.dialect.SkipLocked),
 			p.LeaseUntil.UnixMilli(), p.Owner, p.Now.UnixMilli(), p.PerEndpoint, p.Limit)
 		if err != nil {
 			return err
@@ -127,7 +127,7 @@ func (db *DB) DeliveryClaim(ctx context.Context, p checkout.ClaimParams) ([]*che
 		if n, _ := res.RowsAffected(); n == 0 {
 			return nil
 		}
-		rows, err := tx.tx.QueryContext(ctx, `SELECT
+		rows, err := tx.rows(ctx, `SELECT
 			d.id, d.event_id, d.endpoint_id, d.store_id, d.mode, d.status, d.attempts, d.next_attempt_at, d.last_status_code, d.last_error, d.created_at, d.updated_at,
 			e.id, e.store_id, e.mode, e.url, e.events, e.enabled, e.secret, e.created_at, e.updated_at,
 			v.id, v.store_id, v.mode, v.type, v.created_at, v.data
@@ -172,13 +172,13 @@ func (db *DB) DeliveryRecord(ctx context.Context, owner string, a *checkout.Atte
 	updated := false
 	err := db.InTx(ctx, func(t checkout.Tx) error {
 		tx := t.(*Tx)
-		_, err := tx.tx.ExecContext(ctx, `INSERT INTO delivery_attempts (delivery_id, number, started_at, duration_us, status_code, error, response_body)
+		_, err := tx.exec(ctx, `INSERT INTO delivery_attempts (delivery_id, number, started_at, duration_us, status_code, error, response_body)
 			VALUES ($1, $2, $3, $4, $5, $6, $7)`,
 			a.DeliveryID, a.Number, a.StartedAt.UnixMilli(), a.Duration.Microseconds(), a.StatusCode, a.Error, a.ResponseBody)
 		if err != nil {
 			return err
 		}
-		res, err := tx.tx.ExecContext(ctx, `UPDATE deliveries SET status = $3, attempts = $4, next_attempt_at = $5,
+		res, err := tx.exec(ctx, `UPDATE deliveries SET status = $3, attempts = $4, next_attempt_at = $5,
 			last_status_code = $6, last_error = $7, updated_at = $8, lease_until = 0, lease_owner = ''
 			WHERE id = $1 AND lease_owner = $2 AND status = 'pending'`,
 			d.ID, owner, string(d.Status), d.Attempts, d.NextAttemptAt.UnixMilli(), d.LastStatusCode, d.LastError, d.UpdatedAt.UnixMilli())
@@ -197,7 +197,7 @@ func (db *DB) EventGet(ctx context.Context, id string) (*checkout.Event, error) 
 	var e checkout.Event
 	var created int64
 	var data string
-	err := db.read.QueryRowContext(ctx, `SELECT id, store_id, mode, type, created_at, data FROM events WHERE id = $1`, id).
+	err := db.readRow(ctx, `SELECT id, store_id, mode, type, created_at, data FROM events WHERE id = $1`, id).
 		Scan(&e.ID, &e.MerchantID, &e.Mode, &e.Type, &created, &data)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, checkout.Errorf(checkout.ENotFound, "No such event: %s.", id)
@@ -216,14 +216,14 @@ func (db *DB) EventPurge(ctx context.Context, before time.Time) (int64, error) {
 	err := db.InTx(ctx, func(t checkout.Tx) error {
 		tx := t.(*Tx)
 		ms, s := before.UnixMilli(), before.Unix()
-		if _, err := tx.tx.ExecContext(ctx, `DELETE FROM delivery_attempts WHERE delivery_id IN
+		if _, err := tx.exec(ctx, `DELETE FROM delivery_attempts WHERE delivery_id IN
 			(SELECT id FROM deliveries WHERE created_at < $1 AND status <> 'pending')`, ms); err != nil {
 			return err
 		}
-		if _, err := tx.tx.ExecContext(ctx, `DELETE FROM deliveries WHERE created_at < $1 AND status <> 'pending'`, ms); err != nil {
+		if _, err := tx.exec(ctx, `DELETE FROM deliveries WHERE created_at < $1 AND status <> 'pending'`, ms); err != nil {
 			return err
 		}
-		res, err := tx.tx.ExecContext(ctx, `DELETE FROM events WHERE created_at < $1
+		res, err := tx.exec(ctx, `DELETE FROM events WHERE created_at < $1
 			AND NOT EXISTS (SELECT 1 FROM deliveries d WHERE d.event_id = events.id)`, s)
 		if err != nil {
 			return err

@@ -9,7 +9,7 @@ import (
 
 // EventInsert stores an event.
 func (tx *Tx) EventInsert(ctx context.Context, e *checkout.Event) error {
-	_, err := tx.tx.ExecContext(ctx, `INSERT INTO events (id, store_id, mode, type, created_at, data) VALUES ($1, $2, $3, $4, $5, $6)`,
+	_, err := tx.exec(ctx, `INSERT INTO events (id, store_id, mode, type, created_at, data) VALUES ($1, $2, $3, $4, $5, $6)`,
 		e.ID, e.MerchantID, string(e.Mode), e.Type, e.CreatedAt.Unix(), string(e.Object))
 	return tx.db.translate(err)
 }
@@ -20,7 +20,7 @@ func (db *DB) EventList(ctx context.Context, p checkout.EventListParams) ([]*che
 	if limit <= 0 {
 		limit = 100
 	}
-	rows, err := db.read.QueryContext(ctx, `SELECT id, store_id, mode, type, created_at, data FROM events
+	rows, err := db.readRows(ctx, `SELECT id, store_id, mode, type, created_at, data FROM events
 		WHERE store_id = $1 AND mode = $2 AND ($3 = '' OR type = $3)
 		ORDER BY seq DESC LIMIT $4`, p.MerchantID, string(p.Mode), p.Type, limit)
 	if err != nil {

@@ -14,7 +14,7 @@ func (db *DB) IdempotencyGet(ctx context.Context, merchantID string, mode checko
 	r := checkout.IdempotencyRecord{MerchantID: merchantID, Mode: mode, Key: key}
 	var body string
 	var created int64
-	err := db.read.QueryRowContext(ctx, `SELECT request_hash, status_code, body, created_at FROM idempotency_keys
+	err := db.readRow(ctx, `SELECT request_hash, status_code, body, created_at FROM idempotency_keys
 		WHERE store_id = $1 AND mode = $2 AND key = $3`, merchantID, string(mode), key).
 		Scan(&r.RequestHash, &r.StatusCode, &body, &created)
 	if errors.Is(err, sql.ErrNoRows) {
@@ -30,7 +30,7 @@ func (db *DB) IdempotencyGet(ctx context.Context, merchantID string, mode checko
 
 // IdempotencyInsert saves the outcome of a create request.
 func (tx *Tx) IdempotencyInsert(ctx context.Context, r *checkout.IdempotencyRecord) error {
-	_, err := tx.tx.ExecContext(ctx, `INSERT INTO idempotency_keys (store_id, mode, key, request_hash, status_code, body, created_at)
+	_, err := tx.exec(ctx, `INSERT INTO idempotency_keys (store_id, mode, key, request_hash, status_code, body, created_at)
 		VALUES ($1, $2, $3, $4, $5, $6, $7)`,
 		r.MerchantID, string(r.Mode), r.Key, r.RequestHash, r.StatusCode, string(r.Body), r.CreatedAt.Unix())
 	return tx.db.translate(err)

@@ -33,7 +33,7 @@ func scanMerchant(row scanner) (*checkout.Merchant, error) {
 
 // MerchantGet returns a store by id.
 func (db *DB) MerchantGet(ctx context.Context, id string) (*checkout.Merchant, error) {
-	m, err := scanMerchant(db.read.QueryRowContext(ctx, `SELECT `+merchantColumns+` FROM stores WHERE id = $1`, id))
+	m, err := scanMerchant(db.readRow(ctx, `SELECT `+merchantColumns+` FROM stores WHERE id = $1`, id))
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, checkout.Errorf(checkout.EStoreNotFound, "No such store: %s.", id)
 	}
@@ -42,7 +42,7 @@ func (db *DB) MerchantGet(ctx context.Context, id string) (*checkout.Merchant, e
 
 // MerchantList returns every store, oldest first.
 func (db *DB) MerchantList(ctx context.Context) ([]*checkout.Merchant, error) {
-	rows, err := db.read.QueryContext(ctx, `SELECT `+merchantColumns+` FROM stores ORDER BY created_at, id`)
+	rows, err := db.readRows(ctx, `SELECT `+merchantColumns+` FROM stores ORDER BY created_at, id`)
 	if err != nil {
 		return nil, db.translate(err)
 	}
@@ -51,7 +51,7 @@ func (db *DB) MerchantList(ctx context.Context) ([]*checkout.Merchant, error) {
 
 // MerchantInsert stores a new store.
 func (tx *Tx) MerchantInsert(ctx context.Context, m *checkout.Merchant) error {
-	_, err := tx.tx.ExecContext(ctx, `INSERT INTO stores (`+merchantColumns+`) VALUES ($1, $2, $3, $4, $5, $6)`,
+	_, err := tx.exec(ctx, `INSERT INTO stores (`+merchantColumns+`) VALUES ($1, $2, $3, $4, $5, $6)`,
 		m.ID, m.Name, m.Currency, m.Website, m.StatementDescriptor, m.CreatedAt.Unix())
 	return tx.db.translate(err)
 }

@@ -68,7 +68,7 @@ func (db *DB) RequestLogInsert(ctx context.Context, logs []*checkout.RequestLog)
 
 // RequestLogGet returns one log by request id.
 func (db *DB) RequestLogGet(ctx context.Context, requestID string) (*checkout.RequestLog, error) {
-	l, err := scanRequestLog(db.read.QueryRowContext(ctx, `SELECT `+requestLogColumns+` FROM request_logs WHERE request_id = $1`, requestID))
+	l, err := scanRequestLog(db.readRow(ctx, `SELECT `+requestLogColumns+` FROM request_logs WHERE request_id = $1`, requestID))
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, checkout.Errorf(checkout.ENotFound, "No such request log: %s.", requestID)
 	}
@@ -85,7 +85,7 @@ func (db *DB) RequestLogList(ctx context.Context, p checkout.RequestLogListParam
 	if !p.Before.IsZero() {
 		before = p.Before.UnixMilli()
 	}
-	rows, err := db.read.QueryContext(ctx, `SELECT `+requestLogColumns+` FROM request_logs
+	rows, err := db.readRows(ctx, `SELECT `+requestLogColumns+` FROM request_logs
 		WHERE store_id = $1 AND mode = $2 AND created_at < $3
 		ORDER BY created_at DESC, request_id DESC LIMIT $4`, p.MerchantID, string(p.Mode), before, limit)
 	if err != nil {

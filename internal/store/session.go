@@ -47,7 +47,7 @@ func sessionNotFound(id string) error {
 
 // SessionGet returns a session by id.
 func (db *DB) SessionGet(ctx context.Context, id string) (*checkout.Session, error) {
-	s, err := scanSession(db.read.QueryRowContext(ctx, `SELECT `+sessionColumns+` FROM sessions WHERE id = $1`, id))
+	s, err := scanSession(db.readRow(ctx, `SELECT `+sessionColumns+` FROM sessions WHERE id = $1`, id))
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, sessionNotFound(id)
 	}
@@ -56,7 +56,7 @@ func (db *DB) SessionGet(ctx context.Context, id string) (*checkout.Session, err
 
 // SessionListDue returns open sessions due to expire at now.
 func (db *DB) SessionListDue(ctx context.Context, now time.Time, limit int) ([]*checkout.Session, error) {
-	rows, err := db.read.QueryContext(ctx, `SELECT `+sessionColumns+` FROM sessions
+	rows, err := db.readRows(ctx, `SELECT `+sessionColumns+` FROM sessions
 		WHERE status = 'open' AND expires_at <= $1 AND payment_in_progress = 0
 		ORDER BY expires_at LIMIT $2`, now.Unix(), limit)
 	if err != nil {
@@ -75,7 +75,7 @@ func (tx *Tx) SessionInsert(ctx context.Context, s *checkout.Session) error {
 	if err != nil {
 		return err
 	}
-	_, err = tx.tx.ExecContext(ctx, `INSERT INTO sessions (`+sessionColumns+`)
+	_, err = tx.exec(ctx, `INSERT INTO sessions (`+sessionColumns+`)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22)`,
 		s.ID, s.MerchantID, string(s.Mode), string(s.Status), s.Title, s.Description, s.Currency,
 		s.Amount, s.DiscountAmount, s.TaxAmount, s.TotalAmount,
@@ -86,7 +86,7 @@ func (tx *Tx) SessionInsert(ctx context.Context, s *checkout.Session) error {
 
 // SessionGetForUpdate reads and locks a session.
 func (tx *Tx) SessionGetForUpdate(ctx context.Context, id string) (*checkout.Session, error) {
-	s, err := scanSession(tx.tx.QueryRowContext(ctx, `SELECT `+sessionColumns+` FROM sessions WHERE id = $1`+tx.db.dialect.ForUpdate, id))
+	s, err := scanSession(tx.row(ctx, `SELECT `+sessionColumns+` FROM sessions WHERE id = $1`+tx.db.dialect.ForUpdate, id))
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, sessionNotFound(id)
 	}
@@ -95,7 +95,7 @@ func (tx *Tx) SessionGetForUpdate(ctx context.Context, id string) (*checkout.Ses
 
 // SessionUpdate writes the mutable fields of a session.
 func (tx *Tx) SessionUpdate(ctx context.Context, s *checkout.Session) error {
-	res, err := tx.tx.ExecContext(ctx, `UPDATE sessions SET status = $2, payment_id = $3, completed_at = $4, payment_in_progress = $5 WHERE id = $1`,
+	res, err := tx.exec(ctx, `UPDATE sessions SET status = $2, payment_id = $3, completed_at = $4, payment_in_progress = $5 WHERE id = $1`,
 		s.ID, string(s.Status), s.PaymentID, unixPtr(s.CompletedAt), boolInt(s.PaymentInProgress))
 	if err != nil {
 		return tx.db.translate(err)

@@ -33,7 +33,7 @@ func endpointNotFound(id string) error {
 
 // EndpointGet returns an endpoint by id.
 func (db *DB) EndpointGet(ctx context.Context, id string) (*checkout.Endpoint, error) {
-	e, err := scanEndpoint(db.read.QueryRowContext(ctx, `SELECT `+endpointColumns+` FROM endpoints WHERE id = $1`, id))
+	e, err := scanEndpoint(db.readRow(ctx, `SELECT `+endpointColumns+` FROM endpoints WHERE id = $1`, id))
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, endpointNotFound(id)
 	}
@@ -42,7 +42,7 @@ func (db *DB) EndpointGet(ctx context.Context, id string) (*checkout.Endpoint, e
 
 // EndpointList returns a store's endpoints, oldest first.
 func (db *DB) EndpointList(ctx context.Context, merchantID string) ([]*checkout.Endpoint, error) {
-	rows, err := db.read.QueryContext(ctx, `SELECT `+endpointColumns+` FROM endpoints WHERE store_id = $1 ORDER BY created_at, id`, merchantID)
+	rows, err := db.readRows(ctx, `SELECT `+endpointColumns+` FROM endpoints WHERE store_id = $1 ORDER BY created_at, id`, merchantID)
 	if err != nil {
 		return nil, db.translate(err)
 	}
@@ -52,7 +52,7 @@ func (db *DB) EndpointList(ctx context.Context, merchantID string) ([]*checkout.
 // MerchantLock locks a store's row.
 func (tx *Tx) MerchantLock(ctx context.Context, id string) error {
 	var got string
-	err := tx.tx.QueryRowContext(ctx, `SELECT id FROM stores WHERE id = $1`+tx.db.dialect.ForUpdate, id).Scan(&got)
+	err := tx.row(ctx, `SELECT id FROM stores WHERE id = $1`+tx.db.dialect.ForUpdate, id).Scan(&got)
 	if errors.Is(err, sql.ErrNoRows) {
 		return checkout.Errorf(checkout.EStoreNotFound, "No such store: %s.", id)
 	}
@@ -61,7 +61,7 @@ func (tx *Tx) MerchantLock(ctx context.Context, id string) error {
 
 // EndpointInsert stores a new endpoint.
 func (tx *Tx) EndpointInsert(ctx context.Context, e *checkout.Endpoint) error {
-	_, err := tx.tx.ExecContext(ctx, `INSERT INTO endpoints (`+endpointColumns+`) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
+	_, err := tx.exec(ctx, `INSERT INTO endpoints (`+endpointColumns+`) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
 		e.ID, e.MerchantID, string(e.Mode), e.URL, strings.Join(e.Events, ","), boolInt(e.Enabled), e.Secret,
 		e.CreatedAt.Unix(), e.UpdatedAt.Unix())
 	return tx.db.translate(err)
@@ -69,7 +69,7 @@ func (tx *Tx) EndpointInsert(ctx context.Context, e *checkout.Endpoint) error {
 
 // EndpointGetForUpdate reads and locks an endpoint.
 func (tx *Tx) EndpointGetForUpdate(ctx context.Context, id string) (*checkout.Endpoint, error) {
-	e, err := scanEndpoint(tx.tx.QueryRowContext(ctx, `SELECT `+endpointColumns+` FROM endpoints WHERE id = $1`+tx.db.dialect.ForUpdate, id))
+	e, err := scanEndpoint(tx.row(ctx, `SELECT `+endpointColumns+` FROM endpoints WHERE id = $1`+tx.db.dialect.ForUpdate, id))
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, endpointNotFound(id)
 	}
@@ -78,7 +78,7 @@ func (tx *Tx) EndpointGetForUpdate(ctx context.Context, id string) (*checkout.En
 
 // EndpointUpdate writes an endpoint's mutable fields.
 func (tx *Tx) EndpointUpdate(ctx context.Context, e *checkout.Endpoint) error {
-	res, err := tx.tx.ExecContext(ctx, `UPDATE endpoints SET enabled = $2, secret = $3, updated_at = $4 WHERE id = $1`,
+	res, err := tx.exec(ctx, `UPDATE endpoints SET enabled = $2, secret = $3, updated_at = $4 WHERE id = $1`,
 		e.ID, boolInt(e.Enabled), e.Secret, e.UpdatedAt.Unix())
 	if err != nil {
 		return tx.db.translate(err)
@@ -95,11 +95,11 @@ func (tx *Tx) EndpointDelete(ctx context.Context, id string) error {
 		`DELETE FROM delivery_attempts WHERE delivery_id IN (SELECT id FROM deliveries WHERE endpoint_id = $1)`,
 		`DELETE FROM deliveries WHERE endpoint_id = $1`,
 	} {
-		if _, err := tx.tx.ExecContext(ctx, q, id); err != nil {
+		if _, err := tx.exec(ctx, q, id); err != nil {
 			return tx.db.translate(err)
 		}
 	}
-	res, err := tx.tx.ExecContext(ctx, `DELETE FROM endpoints WHERE id = $1`, id)
+	res, err := tx.exec(ctx, `DELETE FROM endpoints WHERE id = $1`, id)
 	if err != nil {
 		return tx.db.translate(err)
 	}
@@ -112,13 +112,13 @@ func (tx *Tx) EndpointDelete(ctx context.Context, id string) error {
 // EndpointCount counts a store's endpoints.
 func (tx *Tx) EndpointCount(ctx context.Context, merchantID string) (int, error) {
 	var n int
-	err := tx.tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM endpoints WHERE store_id = $1`, merchantID).Scan(&n)
+	err := tx.row(ctx, `SELECT COUNT(*) FROM endpoints WHERE store_id = $1`, merchantID).Scan(&n)
 	return n, tx.db.translate(err)
 }
 
 // EndpointListEnabled returns the enabled endpoints of a store and mode.
 func (tx *Tx) EndpointListEnabled(ctx context.Context, merchantID string, mode checkout.Mode) ([]*checkout.Endpoint, error) {
-	rows, err := tx.tx.QueryContext(ctx, `SELECT `+endpointColumns+` FROM endpoints WHERE store_id = $1 AND mode = $2 AND enabled = 1`, merchantID, string(mode))
+	rows, err := tx.rows(ctx, `SELECT `+endpointColumns+` FROM endpoints WHERE store_id = $1 AND mode = $2 AND enabled = 1`, merchantID, string(mode))
 	if err != nil {
 		return nil, tx.db.translate(err)
 	}

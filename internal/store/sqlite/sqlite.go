@@ -78,8 +78,10 @@ var Dialect = store.Dialect{
 	SkipLocked: "",
 	ForUpdate:  "",
 	Param:      func(int) string { return "?" },
-	Translate:  translate,
-	Migrations: store.SubFS(migrations, "migrations"),
+	// modernc.org/sqlite parses a query's text at every call.
+	CacheStatements: true,
+	Translate:       translate,
+	Migrations:      store.SubFS(migrations, "migrations"),
 }
 
 func translate(err error) error {
