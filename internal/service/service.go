@@ -15,6 +15,7 @@ import (
 
 	"github.com/checkoutd/checkoutd/checkout"
 	"github.com/checkoutd/checkoutd/internal/clock"
+	"github.com/checkoutd/checkoutd/internal/pay"
 )
 
 // Config configures a Service.
@@ -36,6 +37,9 @@ type Config struct {
 	// deliveries commits: it wakes the dispatcher, so a new event's first
 	// attempt starts at once rather than at the next poll.
 	Notify func()
+	// Processors are the payment processors of each mode; a mode without
+	// one for a method does not offer the method.
+	Processors pay.Registry
 	// CacheNow is the clock of those caches: time.Now when nil. They bound
 	// staleness in real time, so they do not follow Now; tests that check
 	// revocation move this one.
@@ -50,6 +54,7 @@ type Service struct {
 	log             *slog.Logger
 	urls            URLChecker
 	notify          func()
+	procs           pay.Registry
 	keys            *ttlCache[*checkout.APIKey]
 	merchants       *ttlCache[*checkout.Merchant]
 }
@@ -78,6 +83,7 @@ func New(cfg Config) *Service {
 		log:             cfg.Logger,
 		urls:            cfg.URLs,
 		notify:          cfg.Notify,
+		procs:           cfg.Processors,
 		keys:            newTTLCache[*checkout.APIKey](cfg.KeyCacheTTL, 10000, cfg.CacheNow),
 		merchants:       newTTLCache[*checkout.Merchant](cfg.KeyCacheTTL, 10000, cfg.CacheNow),
 	}
