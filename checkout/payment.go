@@ -113,6 +113,9 @@ type Payment struct {
 	CardLast4    *string
 	BuyerCountry *string
 	CustomerName *string
+	// ReceiptEmail is where the buyer asked for the receipt: the session's
+	// customer email unless the buyer changed it on the page.
+	ReceiptEmail *string
 
 	FailureCode    *string
 	FailureMessage *string
@@ -189,6 +192,7 @@ func NewPayment(s *Session, method PaymentMethod, now time.Time) *Payment {
 		Amount:       s.TotalAmount,
 		Currency:     s.Currency,
 		CustomerName: s.Customer.Name,
+		ReceiptEmail: s.Customer.Email,
 		CreatedAt:    now,
 		UpdatedAt:    now,
 	}

@@ -270,6 +270,10 @@ func (v *violations) customer(val any) Customer {
 	return c
 }
 
+// CheckEmail returns why s is not one email address of at most 254
+// characters, or "" when it is.
+func CheckEmail(s string) string { return checkEmail(s) }
+
 func checkEmail(s string) string {
 	if len(s) > MaxEmailLen {
 		return "must be at most 254 characters."

@@ -16,6 +16,8 @@ type CardForm struct {
 	Expiry string // MM/YY, MM / YY or MM/YYYY
 	CVC    string
 	Name   string
+	// Email is where the receipt goes; "" keeps the session's.
+	Email string
 }
 
 // Card form limits.

@@ -9,6 +9,7 @@ import (
 
 	"github.com/checkoutd/checkoutd/internal/api"
 	"github.com/checkoutd/checkoutd/internal/clock"
+	"github.com/checkoutd/checkoutd/internal/page"
 	"github.com/checkoutd/checkoutd/internal/service"
 )
 
@@ -19,6 +20,8 @@ type Deps struct {
 	Now         clock.Func
 	RateLimiter *api.RateLimiter
 	RequestLogs *api.RequestLogWriter
+	// Page is the hosted payment page; one over Service when nil.
+	Page *page.Page
 }
 
 // New returns the whole HTTP surface of checkoutd as one handler.
@@ -28,6 +31,9 @@ func New(d Deps) http.Handler {
 	}
 	if d.Logger == nil {
 		d.Logger = slog.Default()
+	}
+	if d.Page == nil {
+		d.Page = page.New(d.Service, d.Logger)
 	}
 	r := newRouter()
 	addRoutes(r, d)

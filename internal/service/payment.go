@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/checkoutd/checkoutd/checkout"
@@ -105,12 +106,21 @@ type PaymentOutcome struct {
 // or, when the processor did not answer, processing.
 func (s *Service) PayByCard(ctx context.Context, sessionID string, form pay.CardForm) (*PaymentOutcome, error) {
 	card, vs := pay.ParseCard(form, s.now())
+	email := strings.TrimSpace(form.Email)
+	if email != "" {
+		if msg := checkout.CheckEmail(email); msg != "" {
+			vs = append(vs, checkout.Violation{Code: "invalid_email", Param: "email", Message: "Your email " + msg})
+		}
+	}
 	if vs != nil {
 		return nil, &checkout.Error{Code: checkout.EValidationFailed, Message: vs[0].Message, Param: vs[0].Param, Details: vs}
 	}
 	p, sess, m, err := s.beginPayment(ctx, sessionID, checkout.MethodCard, func(p *checkout.Payment) {
 		last4, brand := card.Last4(), pay.CardBrand(card.Number)
 		p.CardLast4, p.CardBrand, p.CustomerName = &last4, &brand, &card.Name
+		if email != "" {
+			p.ReceiptEmail = &email
+		}
 		due := s.now().Add(checkout.CardChargeTimeout)
 		p.DueAt = &due
 	})

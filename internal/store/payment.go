@@ -12,7 +12,7 @@ import (
 )
 
 const paymentColumns = `id, session_id, store_id, mode, method, status, captured, amount, amount_refunded, fee, currency,
-	card_brand, card_last4, buyer_country, customer_name, failure_code, failure_message, details, dispute_on_success,
+	card_brand, card_last4, buyer_country, customer_name, receipt_email, failure_code, failure_message, details, dispute_on_success,
 	due_at, created_at, updated_at, succeeded_at`
 
 // paymentDetails is the JSON of the details column.
@@ -28,7 +28,7 @@ func scanPayment(row scanner) (*checkout.Payment, error) {
 	var due, succeeded sql.NullInt64
 	var created, updated int64
 	err := row.Scan(&p.ID, &p.SessionID, &p.MerchantID, &p.Mode, &p.Method, &p.Status, &captured, &p.Amount, &p.AmountRefunded, &p.Fee, &p.Currency,
-		&p.CardBrand, &p.CardLast4, &p.BuyerCountry, &p.CustomerName, &p.FailureCode, &p.FailureMessage, &details, &dispute,
+		&p.CardBrand, &p.CardLast4, &p.BuyerCountry, &p.CustomerName, &p.ReceiptEmail, &p.FailureCode, &p.FailureMessage, &details, &dispute,
 		&due, &created, &updated, &succeeded)
 	if err != nil {
 		return nil, err
@@ -56,7 +56,7 @@ func paymentArgs(p *checkout.Payment) ([]any, error) {
 	}
 	return []any{p.ID, p.SessionID, p.MerchantID, string(p.Mode), string(p.Method), string(p.Status), boolInt(p.Status.Captured()),
 		p.Amount, p.AmountRefunded, p.Fee, p.Currency,
-		p.CardBrand, p.CardLast4, p.BuyerCountry, p.CustomerName, p.FailureCode, p.FailureMessage, string(details), boolInt(p.DisputeOnSuccess),
+		p.CardBrand, p.CardLast4, p.BuyerCountry, p.CustomerName, p.ReceiptEmail, p.FailureCode, p.FailureMessage, string(details), boolInt(p.DisputeOnSuccess),
 		unixMilliPtr(p.DueAt), p.CreatedAt.UnixMilli(), p.UpdatedAt.UnixMilli(), unixPtr(p.SucceededAt)}, nil
 }
 
@@ -87,7 +87,7 @@ func (tx *Tx) PaymentInsert(ctx context.Context, p *checkout.Payment) error {
 		return err
 	}
 	_, err = tx.exec(ctx, `INSERT INTO payments (`+paymentColumns+`)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23)`, args...)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24)`, args...)
 	return tx.db.translate(err)
 }
 
@@ -100,11 +100,11 @@ func (tx *Tx) PaymentUpdate(ctx context.Context, p *checkout.Payment) error {
 	}
 	res, err := tx.exec(ctx, `UPDATE payments SET status = $2, captured = $3, amount_refunded = $4, fee = $5,
 		card_brand = $6, card_last4 = $7, buyer_country = $8, customer_name = $9, failure_code = $10, failure_message = $11,
-		details = $12, dispute_on_success = $13, due_at = $14, updated_at = $15, succeeded_at = $16
+		details = $12, dispute_on_success = $13, due_at = $14, updated_at = $15, succeeded_at = $16, receipt_email = $17
 		WHERE id = $1`,
 		p.ID, string(p.Status), boolInt(p.Status.Captured()), p.AmountRefunded, p.Fee,
 		p.CardBrand, p.CardLast4, p.BuyerCountry, p.CustomerName, p.FailureCode, p.FailureMessage,
-		string(details), boolInt(p.DisputeOnSuccess), unixMilliPtr(p.DueAt), p.UpdatedAt.UnixMilli(), unixPtr(p.SucceededAt))
+		string(details), boolInt(p.DisputeOnSuccess), unixMilliPtr(p.DueAt), p.UpdatedAt.UnixMilli(), unixPtr(p.SucceededAt), p.ReceiptEmail)
 	if err != nil {
 		return tx.db.translate(err)
 	}

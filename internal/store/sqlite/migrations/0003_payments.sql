@@ -26,6 +26,7 @@ CREATE TABLE payments (
 	card_last4         TEXT,
 	buyer_country      TEXT,
 	customer_name      TEXT,
+	receipt_email      TEXT,
 	failure_code       TEXT,
 	failure_message    TEXT,
 	details            TEXT NOT NULL, -- JSON: the crypto or skins details
