@@ -79,7 +79,7 @@ func (p *Page) HandleInvoice() http.Handler {
 		if !ok {
 			return
 		}
-		v, err := p.view(r.Context(), w, r, ps)
+		v, err := p.view(r.Context(), w, r, ps, "")
 		if err != nil {
 			p.fail(w, r, err)
 			return
@@ -104,12 +104,11 @@ func (p *Page) HandleCard() http.Handler {
 			if !ok {
 				return
 			}
-			v, err := p.view(r.Context(), w, r, ps)
+			v, err := p.view(r.Context(), w, r, ps, checkout.MethodCard)
 			if err != nil {
 				p.fail(w, r, err)
 				return
 			}
-			v.Method = checkout.MethodCard
 			v.Form = cardFormView{Expiry: form.Expiry, Name: form.Name, Errors: map[string]string{}}
 			v.Email = form.Email
 			for _, d := range ce.Details {
@@ -161,12 +160,11 @@ func (p *Page) HandleSkins() http.Handler {
 			if !ok {
 				return
 			}
-			v, err := p.view(r.Context(), w, r, ps)
+			v, err := p.view(r.Context(), w, r, ps, checkout.MethodSkins)
 			if err != nil {
 				p.fail(w, r, err)
 				return
 			}
-			v.Method = checkout.MethodSkins
 			v.Message = ce.Message
 			picked := map[string]bool{}
 			for _, id := range r.PostForm["item"] {

@@ -88,8 +88,10 @@ type quoteView struct {
 	Amount   string
 	Base     string
 	BaseUnit string
-	URI      string
-	QR       template.HTML
+	// URI is the payment URI (bitcoin:…), built here from the coin's
+	// scheme, the network's address and a number: safe as a link.
+	URI template.URL
+	QR  template.HTML
 }
 
 type skinView struct {
@@ -124,9 +126,9 @@ var methodLabels = map[checkout.PaymentMethod]string{
 }
 
 // view builds the page of a session for the request's query: method picks
-// the tab, coin the crypto quote shown, failed and decline the outcome of
-// the last attempt.
-func (p *Page) view(ctx context.Context, w http.ResponseWriter, r *http.Request, ps *service.PageSession) (*view, error) {
+// the tab (unless method is set), coin the crypto quote shown, failed and
+// decline the outcome of the last attempt.
+func (p *Page) view(ctx context.Context, w http.ResponseWriter, r *http.Request, ps *service.PageSession, method checkout.PaymentMethod) (*view, error) {
 	s, m := ps.Session, ps.Merchant
 	v := &view{
 		CSRF:      csrfToken(w, r),
@@ -190,8 +192,11 @@ func (p *Page) view(ctx context.Context, w http.ResponseWriter, r *http.Request,
 	v.State = "pay"
 	q := r.URL.Query()
 	v.Method = ps.Methods[0]
+	if method == "" {
+		method = checkout.PaymentMethod(q.Get("method"))
+	}
 	for _, m := range ps.Methods {
-		if string(m) == q.Get("method") {
+		if m == method {
 			v.Method = m
 		}
 	}
@@ -254,7 +259,7 @@ func quoteOf(q *checkout.CryptoQuote, c checkout.Coin) (*quoteView, error) {
 	return &quoteView{
 		Coin: c.Code, CoinName: c.Name, Address: q.Address,
 		Amount: checkout.FormatCoin(q.AmountBase, c), Base: q.AmountBase, BaseUnit: c.BaseUnit,
-		URI: uri, QR: svg,
+		URI: template.URL(uri), QR: svg,
 	}, nil
 }
 
