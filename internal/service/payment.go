@@ -127,6 +127,10 @@ func (s *Service) PayByCard(ctx context.Context, sessionID string, form pay.Card
 	if err != nil {
 		return nil, err
 	}
+	// From here the charge and its settlement outlive the request: a buyer
+	// who closes the tab mid-charge must not leave the outcome unwritten.
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), chargeTimeout)
+	defer cancel()
 	res, chargeErr := s.procs.For(sess.Mode).Card.Charge(ctx, pay.CardCharge{
 		PaymentID: p.ID, Amount: p.Amount, Currency: p.Currency,
 		StatementDescriptor: m.StatementDescriptor, Card: card,
@@ -140,6 +144,9 @@ func (s *Service) PayByCard(ctx context.Context, sessionID string, form pay.Card
 	}
 	return s.settleCard(ctx, p.ID, res)
 }
+
+// chargeTimeout bounds a processor call and the settlement after it.
+const chargeTimeout = 60 * time.Second
 
 // settleCard writes a card processor's answer.
 func (s *Service) settleCard(ctx context.Context, paymentID string, res pay.CardResult) (*PaymentOutcome, error) {
@@ -521,6 +528,8 @@ func (s *Service) PayBySkins(ctx context.Context, sessionID string, itemIDs []st
 	if err != nil {
 		return nil, err
 	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), chargeTimeout)
+	defer cancel()
 	trade, tradeErr := s.procs.For(sess.Mode).Skins.Trade(ctx, pay.TradeRequest{
 		SessionID: sessionID, ItemIDs: itemIDs, Total: sess.TotalAmount, Currency: sess.Currency, Now: s.now(),
 	})
