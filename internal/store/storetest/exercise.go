@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"reflect"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -1110,21 +1111,24 @@ func testInTxIsolation(t *testing.T, db *store.DB) {
 	}
 }
 
-// After Close the store refuses work with an error rather than hang or
-// panic.
+// After Close the store refuses work with service_unavailable rather than
+// hang or panic.
 func testClose(t *testing.T, db *store.DB) {
 	ctx := context.Background()
 	m := newMerchant(t, db, "Acme", base)
 	if err := db.Close(); err != nil {
 		t.Fatalf("Close = %v", err)
 	}
-	if err := db.Ping(ctx); err == nil {
-		t.Errorf("Ping after Close = nil; want an error")
+	if err := db.Ping(ctx); !checkout.IsCode(err, checkout.EUnavailable) {
+		t.Errorf("Ping after Close = %v; want service_unavailable", err)
 	}
-	if _, err := db.MerchantGet(ctx, m.ID); err == nil {
-		t.Errorf("MerchantGet after Close = nil error")
+	if _, err := db.MerchantGet(ctx, m.ID); !checkout.IsCode(err, checkout.EUnavailable) {
+		t.Errorf("MerchantGet after Close = %v; want service_unavailable", err)
 	}
-	if err := db.InTx(ctx, func(tx checkout.Tx) error { return nil }); err == nil {
-		t.Errorf("InTx after Close = nil; want an error")
+	if _, err := db.SessionGet(ctx, "cs_"+strings.Repeat("0", 64)); !checkout.IsCode(err, checkout.EUnavailable) {
+		t.Errorf("SessionGet after Close = %v; want service_unavailable", err)
+	}
+	if err := db.InTx(ctx, func(tx checkout.Tx) error { return nil }); !checkout.IsCode(err, checkout.EUnavailable) {
+		t.Errorf("InTx after Close = %v; want service_unavailable", err)
 	}
 }
