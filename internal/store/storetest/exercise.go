@@ -772,6 +772,28 @@ func testIdempotencyConflict(t *testing.T, db *store.DB) {
 	}
 	// The same key in another mode or store is another record.
 	insertIdempotency(t, db, newIdempotency(m, checkout.ModeLive, "k", base), newIdempotency(other, checkout.ModeTest, "k", base))
+
+	// A record whose window is over, not purged yet, gives way to a new
+	// one; until then it stands.
+	for _, tt := range []struct {
+		after time.Duration
+		code  string
+	}{
+		{checkout.IdempotencyWindow - time.Second, checkout.EConflict},
+		{checkout.IdempotencyWindow, ""},
+	} {
+		next := second
+		next.CreatedAt = base.Add(tt.after)
+		err := db.InTx(ctx, func(tx checkout.Tx) error { return tx.IdempotencyInsert(ctx, &next) })
+		wantCode(t, fmt.Sprintf("IdempotencyInsert %v later", tt.after), err, tt.code)
+		want := r
+		if tt.code == "" {
+			want = &next
+		}
+		if got, _ := db.IdempotencyGet(ctx, m.ID, checkout.ModeTest, "k"); !reflect.DeepEqual(got, want) {
+			t.Errorf("after IdempotencyInsert %v later, IdempotencyGet = %+v; want %+v", tt.after, got, want)
+		}
+	}
 }
 
 func testIdempotencyPurge(t *testing.T, db *store.DB) {
