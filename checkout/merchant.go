@@ -113,9 +113,10 @@ func isPrintableASCII(s string) bool {
 }
 
 // checkHTTPSURL returns "" when s is an absolute https URL of at most 2048
-// characters with a host and no user info, and otherwise the reason it is not.
+// characters (code points, as every length of the API) with a host and no
+// user info, and otherwise the reason it is not.
 func checkHTTPSURL(s string) string {
-	if len(s) > maxURLLen {
+	if utf8.RuneCountInString(s) > maxURLLen {
 		return "must be at most 2048 characters."
 	}
 	for i := 0; i < len(s); i++ {

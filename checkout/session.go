@@ -275,7 +275,7 @@ func (v *violations) customer(val any) Customer {
 func CheckEmail(s string) string { return checkEmail(s) }
 
 func checkEmail(s string) string {
-	if len(s) > MaxEmailLen {
+	if utf8.RuneCountInString(s) > MaxEmailLen {
 		return "must be at most 254 characters."
 	}
 	a, err := mail.ParseAddress(s)

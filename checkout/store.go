@@ -124,7 +124,8 @@ type Tx interface {
 	CryptoQuoteInsert(ctx context.Context, q *CryptoQuote) error
 
 	// IdempotencyInsert saves the outcome of a create request; conflict when
-	// the key is taken.
+	// the key is taken by a record less than IdempotencyWindow older than
+	// r. An older record of the key is replaced: its window is over.
 	IdempotencyInsert(ctx context.Context, r *IdempotencyRecord) error
 
 	// MerchantLock locks a store's row until the transaction ends, so that

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 
 	"github.com/checkoutd/checkoutd/checkout"
 )
@@ -53,6 +54,7 @@ type DB struct {
 	write   *sql.DB
 	read    *sql.DB
 	stmts   stmtCache
+	closed  atomic.Bool
 }
 
 var _ checkout.Store = (*DB)(nil)
@@ -65,8 +67,10 @@ func New(d Dialect, write, read *sql.DB) *DB {
 // Dialect returns the name of the database: "sqlite" or "postgres".
 func (db *DB) Dialect() string { return db.dialect.Name }
 
-// Close closes both pools.
+// Close closes both pools. Work asked of the store afterwards fails with
+// service_unavailable.
 func (db *DB) Close() error {
+	db.closed.Store(true)
 	db.stmts.close()
 	err := db.write.Close()
 	if db.read != db.write {
@@ -93,6 +97,12 @@ func (db *DB) translate(err error) error {
 	err = db.dialect.Translate(err)
 	if errors.As(err, &ce) {
 		return err
+	}
+	if db.closed.Load() {
+		// database/sql reports a closed pool with an error of its own that
+		// no dialect sees; to a client it is a database that does not
+		// answer (a request that races a node's shutdown), worth a retry.
+		return &checkout.Error{Code: checkout.EUnavailable, Message: "The database is unavailable; try again shortly.", Err: err}
 	}
 	return checkout.Internal(err)
 }
