@@ -61,12 +61,12 @@ func TestRoutes(t *testing.T) {
 			{"DELETE", checkouts, 405, "POST"},
 			{"PATCH", checkouts, 405, "POST"},
 			{"OPTIONS", checkouts, 405, "POST"},
-			{"POST", one, 405, "GET"},
-			{"DELETE", one, 405, "GET"},
-			{"PUT", one, 405, "GET"},
-			{"POST", "/v1/openapi.json", 405, "GET"},
-			{"POST", "/healthz", 405, "GET"},
-			{"DELETE", "/readyz", 405, "GET"},
+			{"POST", one, 405, "GET, HEAD"},
+			{"DELETE", one, 405, "GET, HEAD"},
+			{"PUT", one, 405, "GET, HEAD"},
+			{"POST", "/v1/openapi.json", 405, "GET, HEAD"},
+			{"POST", "/healthz", 405, "GET, HEAD"},
+			{"DELETE", "/readyz", 405, "GET, HEAD"},
 		}
 		for _, tt := range tests {
 			for _, secret := range []string{"", h.secret, "ck_test_sk_" + checkout.NewSecret()} {
