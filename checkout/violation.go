@@ -3,7 +3,6 @@ package checkout
 import (
 	"encoding/json"
 	"fmt"
-	"math"
 	"strconv"
 	"strings"
 	"unicode"
@@ -101,13 +100,7 @@ func (v *violations) wantInt(param string, val any, min, max int64) (int64, bool
 		return 0, false
 	}
 	n, err := strconv.ParseInt(s, 10, 64)
-	if err != nil {
-		n = math.MaxInt64
-		if strings.HasPrefix(s, "-") {
-			n = math.MinInt64
-		}
-	}
-	if n < min || n > max {
+	if err != nil || n < min || n > max {
 		v.add("out_of_range", param, fmt.Sprintf("%s must be between %d and %d; got %s.", param, min, max, s))
 		return 0, false
 	}

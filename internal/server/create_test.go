@@ -277,6 +277,9 @@ func TestCreateValidation(t *testing.T) {
 		{"amount with broken items", `{"items":[{"name":"A","amount":1500,"quantity":0}],"amount":1}`, []string{"out_of_range items[0].quantity"}, nil},
 		{"amount 1500.0", with(`"amount":1500.0`), []string{"invalid_type amount"}, nil},
 		{"amount -1", with(`"amount":-1`), []string{"out_of_range amount"}, nil},
+		{"amount far above any total", with(`"amount":1000000000000`), []string{"amount_mismatch amount"}, nil},
+		{"amount int64 max", with(`"amount":9223372036854775807`), []string{"amount_mismatch amount"}, nil},
+		{"amount beyond int64", with(`"amount":9223372036854775808`), []string{"out_of_range amount"}, nil},
 		{"amount a string", with(`"amount":"1500"`), []string{"invalid_type amount"}, nil},
 
 		// customer: email and/or name, at least one.
