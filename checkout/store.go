@@ -59,7 +59,8 @@ type Store interface {
 	DeliveryClaim(ctx context.Context, p ClaimParams) ([]*Claim, error)
 	// DeliveryRecord stores a finished attempt and, when owner still holds
 	// the lease and the delivery is still pending, the delivery's new state
-	// (d after Record). It reports whether the delivery was updated.
+	// (d after Record). It reports whether the delivery was updated. A
+	// delivery deleted meanwhile (with its endpoint) gets no record.
 	DeliveryRecord(ctx context.Context, owner string, a *Attempt, d *Delivery) (bool, error)
 
 	// RequestLogInsert writes a batch of request logs in one transaction.

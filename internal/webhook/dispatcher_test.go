@@ -596,3 +596,56 @@ func TestDisableDuringAnAttempt(t *testing.T) {
 		}
 	})
 }
+
+// Deleting an endpoint deletes its deliveries with their attempts: nothing
+// more is attempted, and an attempt that was in flight leaves no record of
+// a delivery that no longer exists.
+func TestDeleteEndpoint(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		ctx := context.Background()
+		e := newEnv(t, db)
+		r := e.net.Receiver(t, "hooks.example.com")
+		release := make(chan struct{})
+		r.SetHandler(func(w http.ResponseWriter, _ *http.Request) {
+			<-release
+			w.WriteHeader(500)
+		})
+		ep := e.endpoint(r, checkout.ModeTest)
+		other := e.endpoint(e.net.Receiver(t, "other.example.com"), checkout.ModeTest)
+		e.createSession(checkout.ModeTest)
+		done := make(chan int)
+		go func() { n, _ := e.disp.RunOnce(ctx); done <- n }()
+		if _, ok := r.Next(10 * time.Second); !ok {
+			t.Fatal("no attempt started")
+		}
+		inFlight := e.deliveries(ep)[0]
+		e.createSession(checkout.ModeTest) // a second delivery, queued
+		queued := e.deliveries(ep)[0]
+		if err := e.svc.DeleteEndpoint(ctx, ep.ID); err != nil {
+			t.Fatal(err)
+		}
+		close(release)
+		<-done
+		for _, d := range []*checkout.Delivery{inFlight, queued} {
+			if _, err := db.DeliveryGet(ctx, d.ID); !checkout.IsCode(err, checkout.ENotFound) {
+				t.Errorf("DeliveryGet(%s) after delete = %v; want not_found", d.ID, err)
+			}
+			if as := e.attempts(d); len(as) != 0 {
+				t.Errorf("delivery %s of the deleted endpoint still has %d attempts recorded", d.ID, len(as))
+			}
+		}
+		e.clock.Advance(time.Hour)
+		if n := e.runOnce(); n != 0 {
+			t.Errorf("RunOnce after delete = %d; want 0", n)
+		}
+		if got := len(r.Requests()); got != 1 {
+			t.Errorf("the deleted endpoint got %d requests; want only the one in flight", got)
+		}
+		if ds := e.deliveries(other); len(ds) != 2 {
+			t.Errorf("the other endpoint has %d deliveries; want its 2, untouched", len(ds))
+		}
+		if err := e.svc.DeleteEndpoint(ctx, ep.ID); !checkout.IsCode(err, checkout.ENotFound) {
+			t.Errorf("DeleteEndpoint again = %v; want not_found", err)
+		}
+	})
+}
