@@ -7,6 +7,7 @@ import (
 	"crypto/tls"
 	"encoding/json"
 	"io"
+	"maps"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -154,12 +155,16 @@ type eventReceiver struct {
 	gate   chan struct{}
 	once   sync.Once
 	inHeld chan struct{}
+	// dropped, once set by dropHeld, makes the requests that were held
+	// count for nothing: they belonged to a process that was killed.
+	dropped   bool
+	abandoned map[string]int
 }
 
 func newEventReceiver(t *testing.T, held bool) *eventReceiver {
 	t.Helper()
 	n := webhooktest.NewNetwork(t)
-	r := &eventReceiver{seen: map[string]int{}, gate: make(chan struct{}), inHeld: make(chan struct{}, 1000)}
+	r := &eventReceiver{seen: map[string]int{}, abandoned: map[string]int{}, gate: make(chan struct{}), inHeld: make(chan struct{}, 1000)}
 	if !held {
 		close(r.gate)
 	}
@@ -167,15 +172,22 @@ func newEventReceiver(t *testing.T, held bool) *eventReceiver {
 		body, _ := io.ReadAll(req.Body)
 		var evt struct{ ID string }
 		json.Unmarshal(body, &evt)
+		held := false
 		select {
 		case <-r.gate:
 		default:
+			held = true
 			r.inHeld <- struct{}{}
 			<-r.gate
 		}
 		r.mu.Lock()
+		defer r.mu.Unlock()
+		if held && r.dropped {
+			r.abandoned[evt.ID]++
+			w.WriteHeader(http.StatusServiceUnavailable)
+			return
+		}
 		r.seen[evt.ID]++
-		r.mu.Unlock()
 	}))
 	srv.TLS = &tls.Config{Certificates: []tls.Certificate{n.Certificate(t, "localhost", "127.0.0.1")}}
 	srv.StartTLS()
@@ -190,6 +202,20 @@ func newEventReceiver(t *testing.T, held bool) *eventReceiver {
 }
 
 func (r *eventReceiver) open() { r.once.Do(func() { close(r.gate) }) }
+
+// dropHeld makes the requests held so far count as never received: their
+// sender is dead, so only a later attempt can deliver their events.
+func (r *eventReceiver) dropHeld() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.dropped = true
+}
+
+func (r *eventReceiver) abandonedEvents() map[string]int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return maps.Clone(r.abandoned)
+}
 
 func (r *eventReceiver) counts() map[string]int {
 	r.mu.Lock()
@@ -274,15 +300,47 @@ func TestCrashLosesNoEvent(t *testing.T) {
 			const sessions = 20
 			createSessions(t, p1, storeID, secret, sessions)
 			// Kill the process while attempts are in flight: the receiver holds
-			// the first ones open.
+			// every request of the first process open, so none of them can
+			// count, and the events only arrive if the second process
+			// attempts them again.
 			waitFor(t, "attempts in flight", 30*time.Second, func() bool { return len(r.inHeld) >= 2 })
 			if err := p1.cmd.Process.Signal(syscall.SIGKILL); err != nil {
 				t.Fatal(err)
 			}
 			p1.wait()
+			r.dropHeld()
 			r.open()
 			startProcess(t, serveArgs(db, r)...)
 			waitFor(t, "every event delivered after the restart", 90*time.Second, func() bool { return len(r.counts()) == sessions })
+			abandoned := r.abandonedEvents()
+			if len(abandoned) < 2 {
+				t.Fatalf("%d events were in flight at the kill; want at least 2", len(abandoned))
+			}
+			counts := r.counts()
+			for id := range abandoned {
+				if counts[id] == 0 {
+					t.Errorf("event %s, in flight at the kill, was never delivered again", id)
+				}
+			}
+			// The killed attempts recorded nothing: every delivery succeeded
+			// at its first recorded attempt.
+			var eps struct{ Data []struct{ ID string } }
+			cliJSON(t, &eps, "webhooks", "list", "--database", db, "--store", storeID)
+			var list struct {
+				Data []struct {
+					Status   string
+					Attempts int
+				}
+			}
+			cliJSON(t, &list, "webhooks", "deliveries", "--database", db, "--endpoint", eps.Data[0].ID, "--limit", "100")
+			if len(list.Data) != sessions {
+				t.Fatalf("%d deliveries; want %d", len(list.Data), sessions)
+			}
+			for _, d := range list.Data {
+				if d.Status != "succeeded" || d.Attempts != 1 {
+					t.Errorf("delivery %+v; want succeeded, 1 attempt", d)
+				}
+			}
 		})
 	}
 }
