@@ -92,8 +92,15 @@ var listeningLine = regexp.MustCompile(`msg=listening addr=(\S+)`)
 // startProcess starts checkoutd serve with args and waits until it listens.
 func startProcess(t *testing.T, args ...string) *proc {
 	t.Helper()
+	return startProcessEnv(t, nil, args...)
+}
+
+// startProcessEnv starts checkoutd serve with args and the environment
+// variables env (NAME=value) and waits until it listens.
+func startProcessEnv(t *testing.T, env []string, args ...string) *proc {
+	t.Helper()
 	cmd := exec.Command(binary(t), append([]string{"serve", "--addr", "127.0.0.1:0"}, args...)...)
-	cmd.Env = []string{"HOME=" + t.TempDir()}
+	cmd.Env = append([]string{"HOME=" + t.TempDir()}, env...)
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -140,9 +147,7 @@ func cliJSON(t *testing.T, v any, args ...string) {
 	if err := run(context.Background(), append(args, "--json"), getenv, &out, &errOut); err != nil {
 		t.Fatalf("checkoutd %s: %v\n%s", strings.Join(args, " "), err, errOut.String())
 	}
-	if err := json.Unmarshal(out.Bytes(), v); err != nil {
-		t.Fatalf("checkoutd %s printed %q: %v", strings.Join(args, " "), out.String(), err)
-	}
+	decodeOne(t, out.String(), v) // exactly one JSON object
 }
 
 // eventReceiver is an HTTPS receiver on loopback that counts deliveries per
@@ -403,5 +408,75 @@ func TestShutdownFinishesDeliveriesInFlight(t *testing.T) {
 	cliJSON(t, &list, "webhooks", "deliveries", "--database", db, "--endpoint", eps.Data[0].ID)
 	if len(list.Data) != 1 || list.Data[0].Status != "succeeded" || list.Data[0].Attempts != 1 {
 		t.Errorf("deliveries after shutdown = %+v; want one, succeeded on its first attempt", list.Data)
+	}
+}
+
+// serve takes its webhook options from the environment too, and each of
+// them is what makes a delivery to a receiver on a private network work:
+// without the allow-list the address is refused, without the CA file the
+// receiver's certificate is not trusted.
+func TestServeWebhookOptionsFromEnvironment(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts real processes")
+	}
+	r := newEventReceiver(t, false)
+	for _, c := range []struct {
+		name    string
+		env     []string
+		wantErr string // "" when the delivery must succeed
+	}{
+		{"both", []string{"CHECKOUTD_WEBHOOK_ALLOW_CIDR=127.0.0.0/8", "CHECKOUTD_WEBHOOK_CA_FILE=" + r.caFile}, ""},
+		{"no allow-list", []string{"CHECKOUTD_WEBHOOK_CA_FILE=" + r.caFile}, "refusing to connect to 127.0.0.1: not a public address"},
+		{"no CA file", []string{"CHECKOUTD_WEBHOOK_ALLOW_CIDR=127.0.0.0/8"}, "certificate"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			db := filepath.Join(t.TempDir(), "checkoutd.db")
+			storeID, secret := setupWebhooks(t, db, r)
+			p := startProcessEnv(t, append([]string{"CHECKOUTD_DATABASE=" + db, "CHECKOUTD_RATE_LIMIT=0"}, c.env...))
+			before := len(r.counts())
+			createSessions(t, p, storeID, secret, 1)
+			var eps struct{ Data []struct{ ID string } }
+			cliJSON(t, &eps, "webhooks", "list", "--database", db, "--store", storeID)
+			var list struct {
+				Data []struct {
+					Status      string
+					LastError   string `json:"last_error"`
+					AttemptList []struct {
+						Error string
+					} `json:"attempt_list"`
+				}
+			}
+			waitFor(t, "the first attempt", 30*time.Second, func() bool {
+				cliJSON(t, &list, "webhooks", "deliveries", "--database", db, "--endpoint", eps.Data[0].ID)
+				return len(list.Data) == 1 && len(list.Data[0].AttemptList) > 0
+			})
+			d := list.Data[0]
+			switch {
+			case c.wantErr == "" && (d.Status != "succeeded" || len(r.counts()) != before+1):
+				t.Errorf("delivery = %+v; want succeeded, received", d)
+			case c.wantErr != "" && (d.Status != "pending" || !strings.Contains(d.LastError, c.wantErr) || len(r.counts()) != before):
+				t.Errorf("delivery = %+v; want pending after an attempt failing with %q, nothing received", d, c.wantErr)
+			}
+		})
+	}
+}
+
+// A webhook option serve cannot use stops it at start with the reason.
+func TestServeRefusesBadWebhookOptions(t *testing.T) {
+	notPEM := filepath.Join(t.TempDir(), "not.pem")
+	os.WriteFile(notPEM, []byte("hello"), 0o600)
+	for _, c := range []struct {
+		env  vars
+		want string
+	}{
+		{vars{"CHECKOUTD_WEBHOOK_ALLOW_CIDR": "10.0.0.0"}, `--webhook-allow-cidr: "10.0.0.0" is not a CIDR`},
+		{vars{"CHECKOUTD_WEBHOOK_CA_FILE": filepath.Join(t.TempDir(), "missing.pem")}, "read webhook CA file"},
+		{vars{"CHECKOUTD_WEBHOOK_CA_FILE": notPEM}, "holds no PEM certificate"},
+	} {
+		c.env["CHECKOUTD_DATA_DIR"] = t.TempDir()
+		_, _, err := cli(t, c.env, "serve", "--addr", "127.0.0.1:0")
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("serve with %v = %v; want an error containing %q", c.env, err, c.want)
+		}
 	}
 }
