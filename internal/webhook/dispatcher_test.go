@@ -382,9 +382,17 @@ func TestModeIsolationAndSubscriptions(t *testing.T) {
 		test := e.net.Receiver(t, "test.example.com")
 		live := e.net.Receiver(t, "live.example.com")
 		expiredOnly := e.net.Receiver(t, "expired.example.com")
-		e.endpoint(test, checkout.ModeTest)
+		all := e.endpoint(test, checkout.ModeTest)
 		e.endpoint(live, checkout.ModeLive)
-		e.endpoint(expiredOnly, checkout.ModeTest, checkout.EventCheckoutExpired)
+		some := e.endpoint(expiredOnly, checkout.ModeTest, checkout.EventCheckoutExpired)
+		// All is stored as all, not expanded into today's types, so it covers
+		// the types added later.
+		for ep, want := range map[*checkout.Endpoint][]string{all: {checkout.AllEvents}, some: {checkout.EventCheckoutExpired}} {
+			got, err := db.EndpointGet(context.Background(), ep.ID)
+			if err != nil || !slices.Equal(got.Events, want) {
+				t.Errorf("stored events = %v, %v; want %v", got.Events, err, want)
+			}
+		}
 		e.createSession(checkout.ModeTest)
 		e.runOnce()
 		if len(test.Requests()) != 1 || len(live.Requests()) != 0 || len(expiredOnly.Requests()) != 0 {
