@@ -70,7 +70,8 @@ type Store interface {
 	DeliveryClaim(ctx context.Context, p ClaimParams) ([]*Claim, error)
 	// DeliveryRecord stores a finished attempt and, when owner still holds
 	// the lease and the delivery is still pending, the delivery's new state
-	// (d after Record). It reports whether the delivery was updated.
+	// (d after Record). It reports whether the delivery was updated. A
+	// delivery deleted meanwhile (with its endpoint) gets no record.
 	DeliveryRecord(ctx context.Context, owner string, a *Attempt, d *Delivery) (bool, error)
 
 	// RequestLogInsert writes a batch of request logs in one transaction.
@@ -140,12 +141,17 @@ type Tx interface {
 	// EndpointUpdate writes an endpoint's enabled flag, secret and update
 	// time.
 	EndpointUpdate(ctx context.Context, e *Endpoint) error
-	// EndpointDelete deletes an endpoint with its deliveries and attempts.
+	// EndpointDelete deletes an endpoint with its deliveries and attempts;
+	// not_found when there is none. Like EndpointGetForUpdate it locks the
+	// endpoint first, so it waits for a fan-out in progress.
 	EndpointDelete(ctx context.Context, id string) error
 	// EndpointCount counts a store's endpoints.
 	EndpointCount(ctx context.Context, merchantID string) (int, error)
 	// EndpointListEnabled returns the enabled endpoints of a store and mode:
-	// those an event of theirs may fan out to.
+	// those an event of theirs may fan out to. They stay locked against
+	// EndpointGetForUpdate and EndpointDelete until the transaction ends, so
+	// an endpoint disabled or deleted at the same moment never keeps a
+	// pending delivery.
 	EndpointListEnabled(ctx context.Context, merchantID string, mode Mode) ([]*Endpoint, error)
 
 	DeliveryInsert(ctx context.Context, d *Delivery) error

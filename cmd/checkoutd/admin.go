@@ -21,6 +21,9 @@ type admin struct {
 	json bool
 	// withGuard, when set, gives the service a webhook URL guard.
 	withGuard func() (*webhook.Guard, error)
+	// check, when set, validates the flags and positional arguments once
+	// parsed, before the database is opened.
+	check func(rest []string) error
 }
 
 func newAdmin(e env, name, synopsis string) *admin {
@@ -37,6 +40,11 @@ func (a *admin) run(ctx context.Context, args []string, fn func(svc *service.Ser
 	if err != nil {
 		return err
 	}
+	if a.check != nil {
+		if err := a.check(rest); err != nil {
+			return err
+		}
+	}
 	cfg := service.Config{}
 	if a.withGuard != nil {
 		g, err := a.withGuard()
@@ -52,6 +60,18 @@ func (a *admin) run(ctx context.Context, args []string, fn func(svc *service.Ser
 	defer st.Close()
 	cfg.Store = st
 	return fn(service.New(cfg), rest)
+}
+
+// runOne is run for a command that takes exactly one positional argument,
+// an id, which it checks before opening the database.
+func (a *admin) runOne(ctx context.Context, args []string, synopsis string, fn func(svc *service.Service, id string) error) error {
+	a.check = func(rest []string) error {
+		if len(rest) != 1 {
+			return usageError{"usage: checkoutd " + synopsis}
+		}
+		return nil
+	}
+	return a.run(ctx, args, func(svc *service.Service, rest []string) error { return fn(svc, rest[0]) })
 }
 
 // print writes v as one JSON object with --json, and otherwise as the

@@ -7,6 +7,7 @@ import (
 	"crypto/tls"
 	"encoding/json"
 	"io"
+	"maps"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -91,8 +92,15 @@ var listeningLine = regexp.MustCompile(`msg=listening addr=(\S+)`)
 // startProcess starts checkoutd serve with args and waits until it listens.
 func startProcess(t *testing.T, args ...string) *proc {
 	t.Helper()
+	return startProcessEnv(t, nil, args...)
+}
+
+// startProcessEnv starts checkoutd serve with args and the environment
+// variables env (NAME=value) and waits until it listens.
+func startProcessEnv(t *testing.T, env []string, args ...string) *proc {
+	t.Helper()
 	cmd := exec.Command(binary(t), append([]string{"serve", "--addr", "127.0.0.1:0"}, args...)...)
-	cmd.Env = []string{"HOME=" + t.TempDir()}
+	cmd.Env = append([]string{"HOME=" + t.TempDir()}, env...)
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -139,9 +147,7 @@ func cliJSON(t *testing.T, v any, args ...string) {
 	if err := run(context.Background(), append(args, "--json"), getenv, &out, &errOut); err != nil {
 		t.Fatalf("checkoutd %s: %v\n%s", strings.Join(args, " "), err, errOut.String())
 	}
-	if err := json.Unmarshal(out.Bytes(), v); err != nil {
-		t.Fatalf("checkoutd %s printed %q: %v", strings.Join(args, " "), out.String(), err)
-	}
+	decodeOne(t, out.String(), v) // exactly one JSON object
 }
 
 // eventReceiver is an HTTPS receiver on loopback that counts deliveries per
@@ -154,12 +160,16 @@ type eventReceiver struct {
 	gate   chan struct{}
 	once   sync.Once
 	inHeld chan struct{}
+	// dropped, once set by dropHeld, makes the requests that were held
+	// count for nothing: they belonged to a process that was killed.
+	dropped   bool
+	abandoned map[string]int
 }
 
 func newEventReceiver(t *testing.T, held bool) *eventReceiver {
 	t.Helper()
 	n := webhooktest.NewNetwork(t)
-	r := &eventReceiver{seen: map[string]int{}, gate: make(chan struct{}), inHeld: make(chan struct{}, 1000)}
+	r := &eventReceiver{seen: map[string]int{}, abandoned: map[string]int{}, gate: make(chan struct{}), inHeld: make(chan struct{}, 1000)}
 	if !held {
 		close(r.gate)
 	}
@@ -167,15 +177,22 @@ func newEventReceiver(t *testing.T, held bool) *eventReceiver {
 		body, _ := io.ReadAll(req.Body)
 		var evt struct{ ID string }
 		json.Unmarshal(body, &evt)
+		held := false
 		select {
 		case <-r.gate:
 		default:
+			held = true
 			r.inHeld <- struct{}{}
 			<-r.gate
 		}
 		r.mu.Lock()
+		defer r.mu.Unlock()
+		if held && r.dropped {
+			r.abandoned[evt.ID]++
+			w.WriteHeader(http.StatusServiceUnavailable)
+			return
+		}
 		r.seen[evt.ID]++
-		r.mu.Unlock()
 	}))
 	srv.TLS = &tls.Config{Certificates: []tls.Certificate{n.Certificate(t, "localhost", "127.0.0.1")}}
 	srv.StartTLS()
@@ -190,6 +207,20 @@ func newEventReceiver(t *testing.T, held bool) *eventReceiver {
 }
 
 func (r *eventReceiver) open() { r.once.Do(func() { close(r.gate) }) }
+
+// dropHeld makes the requests held so far count as never received: their
+// sender is dead, so only a later attempt can deliver their events.
+func (r *eventReceiver) dropHeld() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.dropped = true
+}
+
+func (r *eventReceiver) abandonedEvents() map[string]int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return maps.Clone(r.abandoned)
+}
 
 func (r *eventReceiver) counts() map[string]int {
 	r.mu.Lock()
@@ -274,15 +305,47 @@ func TestCrashLosesNoEvent(t *testing.T) {
 			const sessions = 20
 			createSessions(t, p1, storeID, secret, sessions)
 			// Kill the process while attempts are in flight: the receiver holds
-			// the first ones open.
+			// every request of the first process open, so none of them can
+			// count, and the events only arrive if the second process
+			// attempts them again.
 			waitFor(t, "attempts in flight", 30*time.Second, func() bool { return len(r.inHeld) >= 2 })
 			if err := p1.cmd.Process.Signal(syscall.SIGKILL); err != nil {
 				t.Fatal(err)
 			}
 			p1.wait()
+			r.dropHeld()
 			r.open()
 			startProcess(t, serveArgs(db, r)...)
 			waitFor(t, "every event delivered after the restart", 90*time.Second, func() bool { return len(r.counts()) == sessions })
+			abandoned := r.abandonedEvents()
+			if len(abandoned) < 2 {
+				t.Fatalf("%d events were in flight at the kill; want at least 2", len(abandoned))
+			}
+			counts := r.counts()
+			for id := range abandoned {
+				if counts[id] == 0 {
+					t.Errorf("event %s, in flight at the kill, was never delivered again", id)
+				}
+			}
+			// The killed attempts recorded nothing: every delivery succeeded
+			// at its first recorded attempt.
+			var eps struct{ Data []struct{ ID string } }
+			cliJSON(t, &eps, "webhooks", "list", "--database", db, "--store", storeID)
+			var list struct {
+				Data []struct {
+					Status   string
+					Attempts int
+				}
+			}
+			cliJSON(t, &list, "webhooks", "deliveries", "--database", db, "--endpoint", eps.Data[0].ID, "--limit", "100")
+			if len(list.Data) != sessions {
+				t.Fatalf("%d deliveries; want %d", len(list.Data), sessions)
+			}
+			for _, d := range list.Data {
+				if d.Status != "succeeded" || d.Attempts != 1 {
+					t.Errorf("delivery %+v; want succeeded, 1 attempt", d)
+				}
+			}
 		})
 	}
 }
@@ -345,5 +408,75 @@ func TestShutdownFinishesDeliveriesInFlight(t *testing.T) {
 	cliJSON(t, &list, "webhooks", "deliveries", "--database", db, "--endpoint", eps.Data[0].ID)
 	if len(list.Data) != 1 || list.Data[0].Status != "succeeded" || list.Data[0].Attempts != 1 {
 		t.Errorf("deliveries after shutdown = %+v; want one, succeeded on its first attempt", list.Data)
+	}
+}
+
+// serve takes its webhook options from the environment too, and each of
+// them is what makes a delivery to a receiver on a private network work:
+// without the allow-list the address is refused, without the CA file the
+// receiver's certificate is not trusted.
+func TestServeWebhookOptionsFromEnvironment(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts real processes")
+	}
+	r := newEventReceiver(t, false)
+	for _, c := range []struct {
+		name    string
+		env     []string
+		wantErr string // "" when the delivery must succeed
+	}{
+		{"both", []string{"CHECKOUTD_WEBHOOK_ALLOW_CIDR=127.0.0.0/8", "CHECKOUTD_WEBHOOK_CA_FILE=" + r.caFile}, ""},
+		{"no allow-list", []string{"CHECKOUTD_WEBHOOK_CA_FILE=" + r.caFile}, "refusing to connect to 127.0.0.1: not a public address"},
+		{"no CA file", []string{"CHECKOUTD_WEBHOOK_ALLOW_CIDR=127.0.0.0/8"}, "certificate"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			db := filepath.Join(t.TempDir(), "checkoutd.db")
+			storeID, secret := setupWebhooks(t, db, r)
+			p := startProcessEnv(t, append([]string{"CHECKOUTD_DATABASE=" + db, "CHECKOUTD_RATE_LIMIT=0"}, c.env...))
+			before := len(r.counts())
+			createSessions(t, p, storeID, secret, 1)
+			var eps struct{ Data []struct{ ID string } }
+			cliJSON(t, &eps, "webhooks", "list", "--database", db, "--store", storeID)
+			var list struct {
+				Data []struct {
+					Status      string
+					LastError   string `json:"last_error"`
+					AttemptList []struct {
+						Error string
+					} `json:"attempt_list"`
+				}
+			}
+			waitFor(t, "the first attempt", 30*time.Second, func() bool {
+				cliJSON(t, &list, "webhooks", "deliveries", "--database", db, "--endpoint", eps.Data[0].ID)
+				return len(list.Data) == 1 && len(list.Data[0].AttemptList) > 0
+			})
+			d := list.Data[0]
+			switch {
+			case c.wantErr == "" && (d.Status != "succeeded" || len(r.counts()) != before+1):
+				t.Errorf("delivery = %+v; want succeeded, received", d)
+			case c.wantErr != "" && (d.Status != "pending" || !strings.Contains(d.LastError, c.wantErr) || len(r.counts()) != before):
+				t.Errorf("delivery = %+v; want pending after an attempt failing with %q, nothing received", d, c.wantErr)
+			}
+		})
+	}
+}
+
+// A webhook option serve cannot use stops it at start with the reason.
+func TestServeRefusesBadWebhookOptions(t *testing.T) {
+	notPEM := filepath.Join(t.TempDir(), "not.pem")
+	os.WriteFile(notPEM, []byte("hello"), 0o600)
+	for _, c := range []struct {
+		env  vars
+		want string
+	}{
+		{vars{"CHECKOUTD_WEBHOOK_ALLOW_CIDR": "10.0.0.0"}, `--webhook-allow-cidr: "10.0.0.0" is not a CIDR`},
+		{vars{"CHECKOUTD_WEBHOOK_CA_FILE": filepath.Join(t.TempDir(), "missing.pem")}, "read webhook CA file"},
+		{vars{"CHECKOUTD_WEBHOOK_CA_FILE": notPEM}, "holds no PEM certificate"},
+	} {
+		c.env["CHECKOUTD_DATA_DIR"] = t.TempDir()
+		_, _, err := cli(t, c.env, "serve", "--addr", "127.0.0.1:0")
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("serve with %v = %v; want an error containing %q", c.env, err, c.want)
+		}
 	}
 }

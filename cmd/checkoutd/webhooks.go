@@ -26,8 +26,13 @@ func (w *webhookFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&w.caFile, "webhook-ca-file", "", "PEM file of extra CA certificates trusted for webhook receivers (internal TLS)")
 }
 
-// guard returns the webhook guard the options describe.
+// guard returns the webhook guard the options describe. The CA file is
+// loaded too, though registering an endpoint makes no TLS connection, so
+// that a command given the environment of serve fails as serve would.
 func (w *webhookFlags) guard() (*webhook.Guard, error) {
+	if _, err := webhook.LoadRootCAs(w.caFile); err != nil {
+		return nil, usageError{"--webhook-ca-file: " + err.Error()}
+	}
 	g := &webhook.Guard{}
 	for _, s := range strings.Split(w.allowCIDR, ",") {
 		if s = strings.TrimSpace(s); s == "" {
@@ -96,6 +101,9 @@ func webhooksCreate(ctx context.Context, e env, args []string) error {
 	a.fs.StringVar(&events, "events", "all", "all (every type, those added later included), or a comma-separated list: "+strings.Join(checkout.SubscribableEventTypes(), ","))
 	wf.register(a.fs)
 	a.withGuard = wf.guard
+	a.check = func(rest []string) error {
+		return required("webhooks create", rest, map[string]string{"store": store, "url": url})
+	}
 	return a.run(ctx, args, func(svc *service.Service, _ []string) error {
 		ep, err := svc.CreateEndpoint(ctx, checkout.EndpointParams{
 			MerchantID: store, Mode: checkout.Mode(mode), URL: url, Events: checkout.ParseEvents(events),
@@ -114,6 +122,7 @@ func webhooksList(ctx context.Context, e env, args []string) error {
 	a := newAdmin(e, "webhooks list", "webhooks list --store ID [--json]")
 	var store string
 	a.fs.StringVar(&store, "store", "", "the store whose endpoints to list (required)")
+	a.check = func(rest []string) error { return required("webhooks list", rest, map[string]string{"store": store}) }
 	return a.run(ctx, args, func(svc *service.Service, _ []string) error {
 		if _, err := svc.Store().MerchantGet(ctx, store); err != nil {
 			return err
@@ -139,30 +148,39 @@ func webhooksList(ctx context.Context, e env, args []string) error {
 	})
 }
 
-// oneID runs fn with the single positional argument of a command.
-func oneID(rest []string, synopsis string, fn func(id string) error) error {
-	if len(rest) != 1 {
-		return usageError{"usage: checkoutd " + synopsis}
+// required fails with a usage error when a command that takes flags only
+// got positional arguments rest, or naming the flags of flags (name to
+// value) that were not given.
+func required(cmd string, rest []string, flags map[string]string) error {
+	if len(rest) > 0 {
+		return usageError{fmt.Sprintf("%s takes no arguments, only flags; got %q", cmd, rest)}
 	}
-	return fn(rest[0])
+	var missing []string
+	for _, name := range sortedKeys(flags) {
+		if strings.TrimSpace(flags[name]) == "" {
+			missing = append(missing, "--"+name)
+		}
+	}
+	if len(missing) == 0 {
+		return nil
+	}
+	return usageError{fmt.Sprintf("%s needs %s", cmd, strings.Join(missing, " and "))}
 }
 
 func webhooksSetEnabled(ctx context.Context, e env, args []string, enabled bool) error {
 	verb := map[bool]string{true: "enable", false: "disable"}[enabled]
 	synopsis := "webhooks " + verb + " ENDPOINT_ID [--json]"
 	a := newAdmin(e, "webhooks "+verb, synopsis)
-	return a.run(ctx, args, func(svc *service.Service, rest []string) error {
-		return oneID(rest, synopsis, func(id string) error {
-			ep, canceled, err := svc.SetEndpointEnabled(ctx, id, enabled)
-			if err != nil {
-				return err
+	return a.runOne(ctx, args, synopsis, func(svc *service.Service, id string) error {
+		ep, canceled, err := svc.SetEndpointEnabled(ctx, id, enabled)
+		if err != nil {
+			return err
+		}
+		return a.print(toEndpointJSON(ep, false), func(w io.Writer) {
+			printEndpoint(w, ep)
+			if !enabled {
+				fmt.Fprintf(w, "\n%d queued deliveries canceled.\n", canceled)
 			}
-			return a.print(toEndpointJSON(ep, false), func(w io.Writer) {
-				printEndpoint(w, ep)
-				if !enabled {
-					fmt.Fprintf(w, "\n%d queued deliveries canceled.\n", canceled)
-				}
-			})
 		})
 	})
 }
@@ -170,14 +188,12 @@ func webhooksSetEnabled(ctx context.Context, e env, args []string, enabled bool)
 func webhooksDelete(ctx context.Context, e env, args []string) error {
 	synopsis := "webhooks delete ENDPOINT_ID [--json]"
 	a := newAdmin(e, "webhooks delete", synopsis)
-	return a.run(ctx, args, func(svc *service.Service, rest []string) error {
-		return oneID(rest, synopsis, func(id string) error {
-			if err := svc.DeleteEndpoint(ctx, id); err != nil {
-				return err
-			}
-			return a.print(map[string]any{"id": id, "object": "webhook_endpoint", "deleted": true}, func(w io.Writer) {
-				fmt.Fprintf(w, "endpoint %s deleted, with its deliveries\n", id)
-			})
+	return a.runOne(ctx, args, synopsis, func(svc *service.Service, id string) error {
+		if err := svc.DeleteEndpoint(ctx, id); err != nil {
+			return err
+		}
+		return a.print(map[string]any{"id": id, "object": "webhook_endpoint", "deleted": true}, func(w io.Writer) {
+			fmt.Fprintf(w, "endpoint %s deleted, with its deliveries\n", id)
 		})
 	})
 }
@@ -185,16 +201,14 @@ func webhooksDelete(ctx context.Context, e env, args []string) error {
 func webhooksRollSecret(ctx context.Context, e env, args []string) error {
 	synopsis := "webhooks roll-secret ENDPOINT_ID [--json]"
 	a := newAdmin(e, "webhooks roll-secret", synopsis)
-	return a.run(ctx, args, func(svc *service.Service, rest []string) error {
-		return oneID(rest, synopsis, func(id string) error {
-			ep, err := svc.RollEndpointSecret(ctx, id)
-			if err != nil {
-				return err
-			}
-			return a.print(toEndpointJSON(ep, true), func(w io.Writer) {
-				printEndpoint(w, ep)
-				fmt.Fprintf(w, "secret:\t%s\n\nThe new secret signs every request from now on, retries included.\n", ep.Secret)
-			})
+	return a.runOne(ctx, args, synopsis, func(svc *service.Service, id string) error {
+		ep, err := svc.RollEndpointSecret(ctx, id)
+		if err != nil {
+			return err
+		}
+		return a.print(toEndpointJSON(ep, true), func(w io.Writer) {
+			printEndpoint(w, ep)
+			fmt.Fprintf(w, "secret:\t%s\n\nThe new secret signs every request from now on, retries included.\n", ep.Secret)
 		})
 	})
 }
@@ -239,15 +253,13 @@ func toDeliveryJSON(d *checkout.Delivery, attempts []*checkout.Attempt) delivery
 func webhooksSendTest(ctx context.Context, e env, args []string) error {
 	synopsis := "webhooks send-test ENDPOINT_ID [--json]"
 	a := newAdmin(e, "webhooks send-test", synopsis)
-	return a.run(ctx, args, func(svc *service.Service, rest []string) error {
-		return oneID(rest, synopsis, func(id string) error {
-			ev, d, err := svc.SendTestEvent(ctx, id)
-			if err != nil {
-				return err
-			}
-			return a.print(toDeliveryJSON(d, nil), func(w io.Writer) {
-				fmt.Fprintf(w, "event:\t%s\ndelivery:\t%s\n\nA running checkoutd serve delivers it within a second; see checkoutd webhooks deliveries --endpoint %s.\n", ev.ID, d.ID, id)
-			})
+	return a.runOne(ctx, args, synopsis, func(svc *service.Service, id string) error {
+		ev, d, err := svc.SendTestEvent(ctx, id)
+		if err != nil {
+			return err
+		}
+		return a.print(toDeliveryJSON(d, nil), func(w io.Writer) {
+			fmt.Fprintf(w, "event:\t%s\ndelivery:\t%s\n\nA running checkoutd serve delivers it within a second; see checkoutd webhooks deliveries --endpoint %s.\n", ev.ID, d.ID, id)
 		})
 	})
 }
@@ -255,15 +267,13 @@ func webhooksSendTest(ctx context.Context, e env, args []string) error {
 func webhooksResend(ctx context.Context, e env, args []string) error {
 	synopsis := "webhooks resend DELIVERY_ID [--json]"
 	a := newAdmin(e, "webhooks resend", synopsis)
-	return a.run(ctx, args, func(svc *service.Service, rest []string) error {
-		return oneID(rest, synopsis, func(id string) error {
-			d, err := svc.Resend(ctx, id)
-			if err != nil {
-				return err
-			}
-			return a.print(toDeliveryJSON(d, nil), func(w io.Writer) {
-				fmt.Fprintf(w, "delivery:\t%s (a new delivery of event %s)\n", d.ID, d.EventID)
-			})
+	return a.runOne(ctx, args, synopsis, func(svc *service.Service, id string) error {
+		d, err := svc.Resend(ctx, id)
+		if err != nil {
+			return err
+		}
+		return a.print(toDeliveryJSON(d, nil), func(w io.Writer) {
+			fmt.Fprintf(w, "delivery:\t%s (a new delivery of event %s)\n", d.ID, d.EventID)
 		})
 	})
 }
@@ -274,6 +284,12 @@ func webhooksDeliveries(ctx context.Context, e env, args []string) error {
 	var limit int
 	a.fs.StringVar(&endpoint, "endpoint", "", "the endpoint whose deliveries to list (required)")
 	a.fs.IntVar(&limit, "limit", 20, "how many of the newest deliveries to show")
+	a.check = func(rest []string) error {
+		if limit < 1 {
+			return usageError{"--limit must be 1 or more"}
+		}
+		return required("webhooks deliveries", rest, map[string]string{"endpoint": endpoint})
+	}
 	return a.run(ctx, args, func(svc *service.Service, _ []string) error {
 		if _, err := svc.Store().EndpointGet(ctx, endpoint); err != nil {
 			return err

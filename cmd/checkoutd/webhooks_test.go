@@ -3,8 +3,12 @@ package main
 import (
 	"bytes"
 	"context"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/checkoutd/checkoutd/internal/webhook/webhooktest"
 )
 
 func TestWebhooksCommands(t *testing.T) {
@@ -117,4 +121,82 @@ func cliOut(t *testing.T, args ...string) string {
 func runErr(args ...string) error {
 	var out, errOut bytes.Buffer
 	return run(context.Background(), args, func(string) string { return "" }, &out, &errOut)
+}
+
+// The operator's webhook options of webhooks create come from flags or from
+// the environment (CHECKOUTD_WEBHOOK_ALLOW_CIDR, CHECKOUTD_WEBHOOK_CA_FILE),
+// and every mistake is a usage error that says what to fix, before the
+// database is touched.
+func TestWebhooksCreateOptions(t *testing.T) {
+	eachDatabase(t, func(t *testing.T, db database) {
+		s := createStore(t, vars{}, db.flags, "--name", "Acme Games", "--currency", "USD")
+		create := append([]string{"webhooks", "create", "--json", "--store", s.ID}, db.flags...)
+		private := []string{"--url", "https://127.0.0.1:8443/hook"}
+
+		// Off by default: a private address is refused.
+		if _, _, err := cli(t, vars{}, append(create, private...)...); err == nil || !strings.Contains(err.Error(), "not an IP address") {
+			t.Errorf("create of a private URL without an allow-list = %v; want refused", err)
+		}
+		// From the environment, the same as the flag.
+		out := mustCLI(t, vars{"CHECKOUTD_WEBHOOK_ALLOW_CIDR": "10.0.0.0/8, 127.0.0.0/8"}, append(create, private...)...)
+		var ep struct{ URL string }
+		decodeOne(t, out, &ep)
+		if ep.URL != "https://127.0.0.1:8443/hook" {
+			t.Errorf("create with CHECKOUTD_WEBHOOK_ALLOW_CIDR = %s", out)
+		}
+		// The flag wins over the environment.
+		if _, _, err := cli(t, vars{"CHECKOUTD_WEBHOOK_ALLOW_CIDR": "127.0.0.0/8"}, append(append(create, private...), "--webhook-allow-cidr", "10.0.0.0/8")...); err == nil {
+			t.Error("--webhook-allow-cidr 10.0.0.0/8 did not override the environment's 127.0.0.0/8")
+		}
+		caFile := filepath.Join(t.TempDir(), "ca.pem")
+		os.WriteFile(caFile, webhooktest.NewNetwork(t).CAPEM(), 0o600)
+		mustCLI(t, vars{"CHECKOUTD_WEBHOOK_ALLOW_CIDR": "127.0.0.0/8", "CHECKOUTD_WEBHOOK_CA_FILE": caFile}, append(create, private...)...)
+
+		notPEM := filepath.Join(t.TempDir(), "not.pem")
+		os.WriteFile(notPEM, []byte("hello"), 0o600)
+		for _, c := range []struct {
+			env  vars
+			args []string
+			want string
+		}{
+			{vars{}, []string{"--webhook-allow-cidr", "10.0.0.0"}, `--webhook-allow-cidr: "10.0.0.0" is not a CIDR`},
+			{vars{"CHECKOUTD_WEBHOOK_ALLOW_CIDR": "private"}, nil, `"private" is not a CIDR`},
+			{vars{}, []string{"--webhook-ca-file", filepath.Join(t.TempDir(), "missing.pem")}, "--webhook-ca-file: read webhook CA file"},
+			{vars{"CHECKOUTD_WEBHOOK_CA_FILE": notPEM}, nil, "holds no PEM certificate"},
+		} {
+			_, _, err := cli(t, c.env, append(append(create, private...), c.args...)...)
+			if err == nil || !strings.Contains(err.Error(), c.want) || exitCode(err) != 2 {
+				t.Errorf("create %v %v = %v (exit %d); want a usage error containing %q", c.env, c.args, err, exitCode(err), c.want)
+			}
+		}
+	})
+}
+
+// Missing required flags are named, not reported as an unknown empty id,
+// and the database is not opened (no SQLite file is created).
+func TestWebhooksRequiredFlags(t *testing.T) {
+	dir := t.TempDir()
+	data := filepath.Join(dir, "data")
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"webhooks", "create"}, "webhooks create needs --store and --url"},
+		{[]string{"webhooks", "create", "--store", "x"}, "webhooks create needs --url"},
+		{[]string{"webhooks", "create", "--url", "https://hooks.example.com/"}, "webhooks create needs --store"},
+		{[]string{"webhooks", "list"}, "webhooks list needs --store"},
+		{[]string{"webhooks", "list", "--store", "x", "we_1"}, `webhooks list takes no arguments, only flags; got ["we_1"]`},
+		{[]string{"webhooks", "deliveries"}, "webhooks deliveries needs --endpoint"},
+		{[]string{"webhooks", "deliveries", "--endpoint", "we_x", "--limit", "0"}, "--limit must be 1 or more"},
+		{[]string{"webhooks", "disable"}, "usage: checkoutd webhooks disable ENDPOINT_ID"},
+		{[]string{"webhooks", "resend", "a", "b"}, "usage: checkoutd webhooks resend DELIVERY_ID"},
+	} {
+		_, _, err := cli(t, vars{}, append(c.args, "--data-dir", data, "--json")...)
+		if err == nil || !strings.Contains(err.Error(), c.want) || exitCode(err) != 2 {
+			t.Errorf("checkoutd %v = %v; want a usage error containing %q", c.args, err, c.want)
+		}
+	}
+	if _, err := os.Stat(data); !os.IsNotExist(err) {
+		t.Errorf("a command with missing flags created its data directory: %v", err)
+	}
 }

@@ -22,6 +22,11 @@ type Dialect struct {
 	// " FOR UPDATE" on PostgreSQL; "" on SQLite, whose write transactions
 	// (BEGIN IMMEDIATE) already exclude every other writer.
 	ForUpdate string
+	// ForShare is appended to a SELECT that must keep the rows it reads
+	// from changing until the transaction ends, while letting other readers
+	// do the same: " FOR SHARE" on PostgreSQL; "" on SQLite, for the reason
+	// above.
+	ForShare string
 	// SkipLocked is appended to the SELECT that picks deliveries to claim:
 	// " FOR UPDATE SKIP LOCKED" on PostgreSQL, so nodes claiming at once take
 	// different rows instead of queueing on each other's; "" on SQLite.

@@ -168,11 +168,21 @@ func scanClaim(row scanner) (*checkout.Claim, error) {
 }
 
 // DeliveryRecord stores a finished attempt and the delivery's new state.
+// The delivery is locked first: one deleted meanwhile (its endpoint was)
+// gets no attempt record, which nothing would ever purge.
 func (db *DB) DeliveryRecord(ctx context.Context, owner string, a *checkout.Attempt, d *checkout.Delivery) (bool, error) {
 	updated := false
 	err := db.InTx(ctx, func(t checkout.Tx) error {
 		tx := t.(*Tx)
-		_, err := tx.exec(ctx, `INSERT INTO delivery_attempts (delivery_id, number, started_at, duration_us, status_code, error, response_body)
+		var id string
+		err := tx.row(ctx, `SELECT id FROM deliveries WHERE id = $1`+db.dialect.ForUpdate, d.ID).Scan(&id)
+		if errors.Is(err, sql.ErrNoRows) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		_, err = tx.exec(ctx, `INSERT INTO delivery_attempts (delivery_id, number, started_at, duration_us, status_code, error, response_body)
 			VALUES ($1, $2, $3, $4, $5, $6, $7)`,
 			a.DeliveryID, a.Number, a.StartedAt.UnixMilli(), a.Duration.Microseconds(), a.StatusCode, a.Error, a.ResponseBody)
 		if err != nil {

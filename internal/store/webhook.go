@@ -90,7 +90,12 @@ func (tx *Tx) EndpointUpdate(ctx context.Context, e *checkout.Endpoint) error {
 }
 
 // EndpointDelete deletes an endpoint, its deliveries and their attempts.
+// It locks the endpoint first, so that it waits for a fan-out in progress
+// (EndpointListEnabled) and then deletes the delivery that one made too.
 func (tx *Tx) EndpointDelete(ctx context.Context, id string) error {
+	if _, err := tx.EndpointGetForUpdate(ctx, id); err != nil {
+		return err
+	}
 	for _, q := range []string{
 		`DELETE FROM delivery_attempts WHERE delivery_id IN (SELECT id FROM deliveries WHERE endpoint_id = $1)`,
 		`DELETE FROM deliveries WHERE endpoint_id = $1`,
@@ -99,14 +104,8 @@ func (tx *Tx) EndpointDelete(ctx context.Context, id string) error {
 			return tx.db.translate(err)
 		}
 	}
-	res, err := tx.exec(ctx, `DELETE FROM endpoints WHERE id = $1`, id)
-	if err != nil {
-		return tx.db.translate(err)
-	}
-	if n, _ := res.RowsAffected(); n == 0 {
-		return endpointNotFound(id)
-	}
-	return nil
+	_, err := tx.exec(ctx, `DELETE FROM endpoints WHERE id = $1`, id)
+	return tx.db.translate(err)
 }
 
 // EndpointCount counts a store's endpoints.
@@ -116,9 +115,17 @@ func (tx *Tx) EndpointCount(ctx context.Context, merchantID string) (int, error)
 	return n, tx.db.translate(err)
 }
 
-// EndpointListEnabled returns the enabled endpoints of a store and mode.
+// EndpointListEnabled returns the enabled endpoints of a store and mode,
+// and keeps them from changing until the transaction ends (FOR SHARE on
+// PostgreSQL). Disabling or deleting an endpoint locks it first
+// (EndpointGetForUpdate), so it waits for this transaction and then cancels
+// or deletes the deliveries it made; a change that came first makes this
+// read wait and see the endpoint disabled or gone. Without the lock, a
+// delivery inserted by an event's transaction while the endpoint was being
+// disabled would stay pending and be delivered anyway.
 func (tx *Tx) EndpointListEnabled(ctx context.Context, merchantID string, mode checkout.Mode) ([]*checkout.Endpoint, error) {
-	rows, err := tx.rows(ctx, `SELECT `+endpointColumns+` FROM endpoints WHERE store_id = $1 AND mode = $2 AND enabled = 1`, merchantID, string(mode))
+	rows, err := tx.rows(ctx, `SELECT `+endpointColumns+` FROM endpoints WHERE store_id = $1 AND mode = $2 AND enabled = 1`+tx.db.dialect.ForShare,
+		merchantID, string(mode))
 	if err != nil {
 		return nil, tx.db.translate(err)
 	}

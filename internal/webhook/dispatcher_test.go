@@ -4,9 +4,15 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
+	"maps"
 	"net/http"
 	"net/netip"
+	"reflect"
+	"regexp"
+	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -15,6 +21,7 @@ import (
 	"github.com/checkoutd/checkoutd/internal/store"
 	"github.com/checkoutd/checkoutd/internal/store/storetest"
 	"github.com/checkoutd/checkoutd/internal/webhook"
+	"github.com/checkoutd/checkoutd/internal/webhook/webhooktest"
 )
 
 func netipMust(s string) netip.Addr { return netip.MustParseAddr(s) }
@@ -34,6 +41,7 @@ func TestDeliveryHeadersAndSignature(t *testing.T) {
 		}
 		req := reqs[0]
 		checkEventSchema(t, req.Body)
+		checkWebhookRequest(t, req.Header, req.Body)
 		ds := e.deliveries(ep)
 		wantHeaders := map[string]string{
 			"Content-Type":             "application/json",
@@ -77,6 +85,29 @@ func TestDeliveryHeadersAndSignature(t *testing.T) {
 		if evt.ID != req.Header.Get("Service-Event-Id") || evt.Object != "event" || evt.Type != "checkout.created" ||
 			evt.Livemode || evt.Created != t0.Unix() || evt.APIVersion != "v1" || evt.Data.Object.ID != sid || evt.Data.Object.Status != "open" {
 			t.Errorf("event body = %s", req.Body)
+		}
+		if !regexp.MustCompile(`^evt_[0-9a-f]{32}$`).MatchString(evt.ID) {
+			t.Errorf("event id %q; want evt_ and 32 hex", evt.ID)
+		}
+		// Exactly the fields of SPEC.md's Event, and data holds only object.
+		var top map[string]json.RawMessage
+		json.Unmarshal(req.Body, &top)
+		if got, want := slices.Sorted(maps.Keys(top)), []string{"api_version", "created", "data", "id", "livemode", "object", "type"}; !slices.Equal(got, want) {
+			t.Errorf("event fields = %v; want %v", got, want)
+		}
+		var data map[string]json.RawMessage
+		json.Unmarshal(top["data"], &data)
+		if got := slices.Sorted(maps.Keys(data)); !slices.Equal(got, []string{"object"}) {
+			t.Errorf("data fields = %v; want [object]", got)
+		}
+		// data.object is the session with the same fields as retrieving it.
+		retrieved, err := e.svc.GetSession(context.Background(), e.keys[checkout.ModeTest], e.store.ID, sid)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, _ := json.Marshal(retrieved)
+		if !jsonEqual(t, data["object"], want) {
+			t.Errorf("data.object = %s; want the session as retrieve returns it: %s", data["object"], want)
 		}
 		if d := e.deliveries(ep)[0]; d.Status != checkout.DeliverySucceeded || d.Attempts != 1 || d.LastStatusCode != 200 {
 			t.Errorf("delivery = %+v; want succeeded after 1 attempt", d)
@@ -153,9 +184,11 @@ func TestFailures(t *testing.T) {
 			{"200", func(w http.ResponseWriter, _ *http.Request) {}, true, 200},
 			{"204", func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(204) }, true, 204},
 			{"299", func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(299) }, true, 299},
-			{"302 redirect", func(w http.ResponseWriter, r *http.Request) {
-				http.Redirect(w, r, "https://elsewhere.example.com/x", http.StatusFound)
-			}, false, 302},
+			{"301 redirect", redirect(301), false, 301},
+			{"302 redirect", redirect(302), false, 302},
+			{"303 redirect", redirect(303), false, 303},
+			{"307 redirect", redirect(307), false, 307},
+			{"308 redirect", redirect(308), false, 308},
 			{"404", func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(404) }, false, 404},
 			{"503", func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(503) }, false, 503},
 			{"timeout", func(w http.ResponseWriter, _ *http.Request) { <-release }, false, 0},
@@ -178,11 +211,25 @@ func TestFailures(t *testing.T) {
 			if a.Succeeded() != c.ok || a.StatusCode != c.status || (a.Error == "") != c.ok || len(a.ResponseBody) > checkout.MaxAttemptResponse {
 				t.Errorf("%s: attempt = %+v; want ok=%t status %d", c.name, a, c.ok, c.status)
 			}
+			switch {
+			case c.status >= 300 && c.status < 400 && !strings.Contains(a.Error, "not followed"):
+				t.Errorf("%s: error = %q; want it to say the redirect was not followed", c.name, a.Error)
+			case c.name == "timeout" && !strings.Contains(a.Error, "10 seconds"):
+				t.Errorf("%s: error = %q; want it to say the receiver must answer within 10 seconds", c.name, a.Error)
+			}
 		}
 		if n := len(elsewhere.Requests()); n != 0 {
-			t.Errorf("the redirect was followed: %d requests reached its target", n)
+			t.Errorf("a redirect was followed: %d requests reached its target", n)
 		}
 	})
+}
+
+// redirect answers with code and a Location on another receiver of the
+// network, which must never be requested.
+func redirect(code int) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, "https://elsewhere.example.com/x", code)
+	}
 }
 
 func TestDisableCancelsQueued(t *testing.T) {
@@ -248,19 +295,37 @@ func TestResendAndRollSecret(t *testing.T) {
 		if resent.ID == first.ID || resent.EventID != first.EventID {
 			t.Errorf("Resend = %+v; want a new delivery of event %s", resent, first.EventID)
 		}
-		if n := e.runOnce(); n != 2 {
-			t.Fatalf("RunOnce = %d; want 2 (the retry and the resend)", n)
+		e.createSession(checkout.ModeTest) // a new event after the roll
+		if n := e.runOnce(); n != 3 {
+			t.Fatalf("RunOnce = %d; want 3 (the retry, the resend and the new event)", n)
 		}
 		reqs := r.Requests()
+		if len(reqs) != 5 {
+			t.Fatalf("receiver got %d requests; want 5", len(reqs))
+		}
+		if sig := reqs[1].Header.Get("Service-Webhook-Signature"); !verify(sig, reqs[1].Body, ep.Secret, e.clock.Now()) {
+			t.Errorf("before the roll, the first attempt is not signed with the first secret")
+		}
+		kinds := map[string]bool{}
 		for _, req := range reqs[2:] {
+			kinds[req.Header.Get("Service-Delivery-Attempt")+" "+req.Header.Get("Service-Event-Id")] = true
 			sig := req.Header.Get("Service-Webhook-Signature")
 			if !verify(sig, req.Body, rolled.Secret, e.clock.Now()) || verify(sig, req.Body, ep.Secret, e.clock.Now()) {
 				t.Errorf("after the roll, %s is not signed with the new secret alone", req.Header.Get("Service-Delivery-Id"))
 			}
 		}
-		got := e.deliveries(ep)
-		if got[0].ID != resent.ID || got[0].Status != checkout.DeliverySucceeded || e.attempts(got[0])[0].Number != 1 {
-			t.Errorf("resent delivery = %+v", got[0])
+		if !kinds["2 "+pending.EventID] || !kinds["1 "+first.EventID] || len(kinds) != 3 {
+			t.Errorf("after the roll got %v; want the retry (attempt 2) of %s, the resend (attempt 1) of %s and a new event", kinds, pending.EventID, first.EventID)
+		}
+		got, err := db.DeliveryGet(ctx, resent.ID)
+		if err != nil || got.Status != checkout.DeliverySucceeded || len(e.attempts(got)) != 1 || e.attempts(got)[0].Number != 1 {
+			t.Errorf("resent delivery = %+v, %v; want succeeded at its own first attempt", got, err)
+		}
+		if old, _ := db.DeliveryGet(ctx, first.ID); old.Status != checkout.DeliverySucceeded || old.Attempts != 1 {
+			t.Errorf("the delivery resent = %+v; want it unchanged", old)
+		}
+		if ds := e.deliveries(ep); len(ds) != 4 {
+			t.Errorf("%d deliveries; want 4 (two events, the resend, the new event)", len(ds))
 		}
 	})
 }
@@ -285,10 +350,28 @@ func TestTestEventReachesOnlyItsEndpoint(t *testing.T) {
 				Object map[string]string `json:"object"`
 			} `json:"data"`
 		}
-		checkEventSchema(t, a.Requests()[0].Body)
-		json.Unmarshal(a.Requests()[0].Body, &evt)
-		if evt.Type != "webhook.test" || evt.Data.Object["object"] != "webhook_test" || evt.Data.Object["endpoint_id"] != epA.ID {
-			t.Errorf("test event = %s", a.Requests()[0].Body)
+		req := a.Requests()[0]
+		checkEventSchema(t, req.Body)
+		checkWebhookRequest(t, req.Header, req.Body)
+		json.Unmarshal(req.Body, &evt)
+		// DESIGN.md 7: {"object": "webhook_test", "endpoint_id": "we_...", "message": "..."}, nothing else.
+		if evt.Type != "webhook.test" || req.Header.Get("Service-Event-Type") != "webhook.test" || len(evt.Data.Object) != 3 ||
+			evt.Data.Object["object"] != "webhook_test" || evt.Data.Object["endpoint_id"] != epA.ID || evt.Data.Object["message"] == "" {
+			t.Errorf("test event = %s", req.Body)
+		}
+		// Sending again makes another event; a disabled endpoint gets none.
+		if _, _, err := e.svc.SendTestEvent(context.Background(), epA.ID); err != nil {
+			t.Fatal(err)
+		}
+		e.runOnce()
+		if len(a.Requests()) != 2 || len(b.Requests()) != 0 {
+			t.Errorf("after a second test event a got %d, b got %d; want 2 and 0", len(a.Requests()), len(b.Requests()))
+		}
+		if _, _, err := e.svc.SetEndpointEnabled(context.Background(), epA.ID, false); err != nil {
+			t.Fatal(err)
+		}
+		if _, _, err := e.svc.SendTestEvent(context.Background(), epA.ID); !checkout.IsCode(err, checkout.EValidationFailed) {
+			t.Errorf("SendTestEvent(disabled) = %v; want validation_failed", err)
 		}
 	})
 }
@@ -299,9 +382,17 @@ func TestModeIsolationAndSubscriptions(t *testing.T) {
 		test := e.net.Receiver(t, "test.example.com")
 		live := e.net.Receiver(t, "live.example.com")
 		expiredOnly := e.net.Receiver(t, "expired.example.com")
-		e.endpoint(test, checkout.ModeTest)
+		all := e.endpoint(test, checkout.ModeTest)
 		e.endpoint(live, checkout.ModeLive)
-		e.endpoint(expiredOnly, checkout.ModeTest, checkout.EventCheckoutExpired)
+		some := e.endpoint(expiredOnly, checkout.ModeTest, checkout.EventCheckoutExpired)
+		// All is stored as all, not expanded into today's types, so it covers
+		// the types added later.
+		for ep, want := range map[*checkout.Endpoint][]string{all: {checkout.AllEvents}, some: {checkout.EventCheckoutExpired}} {
+			got, err := db.EndpointGet(context.Background(), ep.ID)
+			if err != nil || !slices.Equal(got.Events, want) {
+				t.Errorf("stored events = %v, %v; want %v", got.Events, err, want)
+			}
+		}
 		e.createSession(checkout.ModeTest)
 		e.runOnce()
 		if len(test.Requests()) != 1 || len(live.Requests()) != 0 || len(expiredOnly.Requests()) != 0 {
@@ -318,7 +409,23 @@ func TestModeIsolationAndSubscriptions(t *testing.T) {
 		}
 		e.runOnce()
 		if len(expiredOnly.Requests()) != 1 || len(test.Requests()) != 2 || len(live.Requests()) != 2 {
-			t.Errorf("after expiry expired-only/test/live got %d/%d/%d; want 1/2/2", len(expiredOnly.Requests()), len(test.Requests()), len(live.Requests()))
+			t.Fatalf("after expiry expired-only/test/live got %d/%d/%d; want 1/2/2", len(expiredOnly.Requests()), len(test.Requests()), len(live.Requests()))
+		}
+		for _, c := range []struct {
+			r        *webhooktest.Receiver
+			livemode bool
+		}{{expiredOnly, false}, {live, true}} {
+			req := c.r.Requests()[len(c.r.Requests())-1]
+			checkWebhookRequest(t, req.Header, req.Body)
+			var evt struct {
+				Type     string
+				Livemode bool
+				Data     struct{ Object checkout.SessionJSON }
+			}
+			json.Unmarshal(req.Body, &evt)
+			if evt.Type != "checkout.expired" || evt.Livemode != c.livemode || evt.Data.Object.Status != "expired" || evt.Data.Object.Livemode != c.livemode {
+				t.Errorf("%s got %s; want checkout.expired of an expired session, livemode %t", c.r.Host, req.Body, c.livemode)
+			}
 		}
 	})
 }
@@ -525,25 +632,45 @@ func TestNewEventWakesTheDispatcher(t *testing.T) {
 	})
 }
 
+// Events and deliveries older than 30 days are purged with their attempts;
+// an event that still has a pending delivery is kept, with it, until the
+// delivery finishes.
 func TestPurgeAfterRetention(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		ctx := context.Background()
 		e := newEnv(t, db)
+		e.createSession(checkout.ModeLive) // an old event that reached no endpoint
 		r := e.net.Receiver(t, "hooks.example.com")
 		ep := e.endpoint(r, checkout.ModeTest)
 		e.createSession(checkout.ModeTest)
 		e.runOnce()
 		old := e.deliveries(ep)[0]
+		// An old delivery still pending: its endpoint fails, and no
+		// dispatcher ran for a month.
+		down := e.net.Receiver(t, "down.example.com")
+		down.Status(500)
+		stuckEp := e.endpoint(down, checkout.ModeLive)
+		e.createSession(checkout.ModeLive)
+		e.runOnce()
+		stuck := e.deliveries(stuckEp)[0]
+		if stuck.Status != checkout.DeliveryPending || stuck.Attempts != 1 {
+			t.Fatalf("stuck delivery = %+v; want pending after one attempt", stuck)
+		}
+
 		e.clock.Advance(checkout.Retention - time.Second)
 		e.createSession(checkout.ModeTest)
-		e.runOnce()
+		e.runOnce() // the stuck delivery's second attempt fails too
+		recent := e.deliveries(ep)[0]
+		if res, err := e.svc.Purge(ctx); err != nil || res.Events != 0 {
+			t.Errorf("Purge 1 s before the month = %+v, %v; want no event purged", res, err)
+		}
 		e.clock.Advance(2 * time.Second)
 		res, err := e.svc.Purge(ctx)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if res.Events != 1 {
-			t.Errorf("purged %d events; want 1", res.Events)
+		if res.Events != 2 {
+			t.Errorf("purged %d events; want 2 (the one delivered, the one without deliveries)", res.Events)
 		}
 		if _, err := db.DeliveryGet(ctx, old.ID); !checkout.IsCode(err, checkout.ENotFound) {
 			t.Errorf("old delivery still there: %v", err)
@@ -554,8 +681,28 @@ func TestPurgeAfterRetention(t *testing.T) {
 		if as := e.attempts(old); len(as) != 0 {
 			t.Errorf("old attempts still there: %d", len(as))
 		}
-		if ds := e.deliveries(ep); len(ds) != 1 {
+		if ds := e.deliveries(ep); len(ds) != 1 || ds[0].ID != recent.ID {
 			t.Errorf("%d deliveries left; want the recent one", len(ds))
+		}
+		if es, _ := db.EventList(ctx, checkout.EventListParams{MerchantID: e.store.ID, Mode: checkout.ModeLive}); len(es) != 1 || es[0].ID != stuck.EventID {
+			t.Errorf("live events left = %d; want only the one with a pending delivery", len(es))
+		}
+		if d, err := db.DeliveryGet(ctx, stuck.ID); err != nil || d.Status != checkout.DeliveryPending || len(e.attempts(d)) != 2 {
+			t.Errorf("pending delivery after purge = %+v, %v; want it kept with its 2 attempts", d, err)
+		}
+
+		// Once it finishes, the next purge takes it and its event.
+		down.Status(200)
+		e.clock.Advance(5 * time.Minute)
+		if n := e.runOnce(); n != 1 {
+			t.Fatalf("RunOnce = %d; want the pending delivery's retry", n)
+		}
+		res, err = e.svc.Purge(ctx)
+		if err != nil || res.Events != 1 {
+			t.Errorf("Purge after it finished = %+v, %v; want its event purged", res, err)
+		}
+		if _, err := db.DeliveryGet(ctx, stuck.ID); !checkout.IsCode(err, checkout.ENotFound) {
+			t.Errorf("finished old delivery still there: %v", err)
 		}
 	})
 }
@@ -595,4 +742,130 @@ func TestDisableDuringAnAttempt(t *testing.T) {
 			t.Errorf("RunOnce later = %d; want no retry", n)
 		}
 	})
+}
+
+// Deleting an endpoint deletes its deliveries with their attempts: nothing
+// more is attempted, and an attempt that was in flight leaves no record of
+// a delivery that no longer exists.
+func TestDeleteEndpoint(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		ctx := context.Background()
+		e := newEnv(t, db)
+		r := e.net.Receiver(t, "hooks.example.com")
+		release := make(chan struct{})
+		r.SetHandler(func(w http.ResponseWriter, _ *http.Request) {
+			<-release
+			w.WriteHeader(500)
+		})
+		ep := e.endpoint(r, checkout.ModeTest)
+		other := e.endpoint(e.net.Receiver(t, "other.example.com"), checkout.ModeTest)
+		e.createSession(checkout.ModeTest)
+		done := make(chan int)
+		go func() { n, _ := e.disp.RunOnce(ctx); done <- n }()
+		if _, ok := r.Next(10 * time.Second); !ok {
+			t.Fatal("no attempt started")
+		}
+		inFlight := e.deliveries(ep)[0]
+		e.createSession(checkout.ModeTest) // a second delivery, queued
+		queued := e.deliveries(ep)[0]
+		if err := e.svc.DeleteEndpoint(ctx, ep.ID); err != nil {
+			t.Fatal(err)
+		}
+		close(release)
+		<-done
+		for _, d := range []*checkout.Delivery{inFlight, queued} {
+			if _, err := db.DeliveryGet(ctx, d.ID); !checkout.IsCode(err, checkout.ENotFound) {
+				t.Errorf("DeliveryGet(%s) after delete = %v; want not_found", d.ID, err)
+			}
+			if as := e.attempts(d); len(as) != 0 {
+				t.Errorf("delivery %s of the deleted endpoint still has %d attempts recorded", d.ID, len(as))
+			}
+		}
+		e.clock.Advance(time.Hour)
+		if n := e.runOnce(); n != 0 {
+			t.Errorf("RunOnce after delete = %d; want 0", n)
+		}
+		if got := len(r.Requests()); got != 1 {
+			t.Errorf("the deleted endpoint got %d requests; want only the one in flight", got)
+		}
+		if ds := e.deliveries(other); len(ds) != 2 {
+			t.Errorf("the other endpoint has %d deliveries; want its 2, untouched", len(ds))
+		}
+		if err := e.svc.DeleteEndpoint(ctx, ep.ID); !checkout.IsCode(err, checkout.ENotFound) {
+			t.Errorf("DeleteEndpoint again = %v; want not_found", err)
+		}
+	})
+}
+
+// Every attempt is recorded with its time, status code, latency, error and
+// the first 4 KiB of the response, exactly: a body of 4096 bytes is kept
+// whole, one of 4097 loses its last byte, and a character that straddles
+// the limit is left out rather than cut.
+func TestAttemptRecord(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		e := newEnv(t, db)
+		big := strings.Repeat("a", checkout.MaxAttemptResponse-1)
+		cases := []struct {
+			name   string
+			status int
+			body   string
+			want   string // the response body recorded
+		}{
+			{"empty", 503, "", ""},
+			{"4095 bytes", 503, big, big},
+			{"4096 bytes", 503, big + "b", big + "b"},
+			{"4097 bytes", 503, big + "bc", big + "b"},
+			{"64 KiB", 200, big + "b" + strings.Repeat("c", 60<<10), big + "b"},
+			{"a character across the limit", 503, big + "é" + "tail", big},
+			{"invalid UTF-8 and NUL", 500, "ok\xff\x00", "ok\uFFFD\uFFFD"},
+		}
+		for i, c := range cases {
+			r := e.net.Receiver(t, fmt.Sprintf("record%d.example.com", i))
+			r.SetHandler(func(w http.ResponseWriter, _ *http.Request) {
+				w.WriteHeader(c.status)
+				io.WriteString(w, c.body)
+			})
+			ep := e.endpoint(r, checkout.ModeTest)
+			e.createSession(checkout.ModeTest)
+			e.clock.Advance(time.Second) // each case's attempt at its own time
+			started := e.clock.Now()
+			e.runOnce()
+			if _, _, err := e.svc.SetEndpointEnabled(context.Background(), ep.ID, false); err != nil {
+				t.Fatal(err)
+			}
+			d := e.deliveries(ep)[0]
+			as := e.attempts(d)
+			if len(as) != 1 {
+				t.Fatalf("%s: %d attempts recorded; want 1", c.name, len(as))
+			}
+			a := as[0]
+			if a.DeliveryID != d.ID || a.Number != 1 || !a.StartedAt.Equal(started) || a.StatusCode != c.status || a.Duration <= 0 {
+				t.Errorf("%s: attempt = {delivery %s, number %d, started %s, status %d, duration %s}; want {%s, 1, %s, %d, > 0}",
+					c.name, a.DeliveryID, a.Number, a.StartedAt, a.StatusCode, a.Duration, d.ID, started, c.status)
+			}
+			if a.ResponseBody != c.want {
+				t.Errorf("%s: response body recorded = %d bytes %.20q...; want %d bytes %.20q...", c.name, len(a.ResponseBody), a.ResponseBody, len(c.want), c.want)
+			}
+			wantErr := c.status != 200
+			if (a.Error != "") != wantErr || (wantErr && !strings.Contains(a.Error, strconv.Itoa(c.status))) {
+				t.Errorf("%s: error = %q; want one naming %d: %t", c.name, a.Error, c.status, wantErr)
+			}
+			if d.LastStatusCode != c.status || d.LastError != a.Error {
+				t.Errorf("%s: delivery last status %d, error %q; want the attempt's", c.name, d.LastStatusCode, d.LastError)
+			}
+		}
+	})
+}
+
+// jsonEqual reports whether two JSON texts hold the same value.
+func jsonEqual(t *testing.T, a, b []byte) bool {
+	t.Helper()
+	var x, y any
+	if err := json.Unmarshal(a, &x); err != nil {
+		t.Fatalf("%s: %v", a, err)
+	}
+	if err := json.Unmarshal(b, &y); err != nil {
+		t.Fatalf("%s: %v", b, err)
+	}
+	return reflect.DeepEqual(x, y)
 }

@@ -47,6 +47,7 @@ var Dialect = store.Dialect{
 	Name:       "postgres",
 	SkipLocked: " FOR UPDATE SKIP LOCKED",
 	ForUpdate:  " FOR UPDATE",
+	ForShare:   " FOR SHARE",
 	// Nodes that start together migrate one at a time.
 	MigrationLock: `SELECT pg_advisory_xact_lock(7348219011)`,
 	Param:         func(i int) string { return "$" + strconv.Itoa(i) },

@@ -77,6 +77,7 @@ var Dialect = store.Dialect{
 	Name:       "sqlite",
 	SkipLocked: "",
 	ForUpdate:  "",
+	ForShare:   "",
 	Param:      func(int) string { return "?" },
 	// modernc.org/sqlite parses a query's text at every call.
 	CacheStatements: true,

@@ -67,6 +67,7 @@ func Exercise(t *testing.T, open func(t *testing.T) *store.DB) {
 		{"InTx/Isolation", testInTxIsolation},
 		{"Close", testClose},
 	}
+	tests = append(tests, webhookTests...)
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) { tt.fn(t, open(t)) })
 	}

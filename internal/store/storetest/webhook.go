@@ -1,0 +1,254 @@
+package storetest
+
+import (
+	"context"
+	"reflect"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/checkoutd/checkoutd/checkout"
+	"github.com/checkoutd/checkoutd/internal/store"
+)
+
+// webhookTests are the conformance tests of endpoints and deliveries.
+var webhookTests = []struct {
+	name string
+	fn   func(t *testing.T, db *store.DB)
+}{
+	{"Endpoint/RoundTrip", testEndpointRoundTrip},
+	{"Endpoint/NotFound", testEndpointNotFound},
+	{"Delivery/Claim", testDeliveryClaim},
+	{"Delivery/Record", testDeliveryRecord},
+	{"Delivery/CancelPending", testDeliveryCancelPending},
+	{"Event/Purge", testEventPurge},
+}
+
+func newEndpoint(t *testing.T, db *store.DB, m *checkout.Merchant, mode checkout.Mode, events ...string) *checkout.Endpoint {
+	t.Helper()
+	ep := &checkout.Endpoint{ID: checkout.NewID(checkout.PrefixEndpoint, 16), MerchantID: m.ID, Mode: mode,
+		URL: "https://hooks.example.com/" + checkout.NewID("", 4), Events: events, Enabled: true,
+		Secret: checkout.NewWebhookSecret(), CreatedAt: base, UpdatedAt: base}
+	inTx(t, db, func(tx checkout.Tx) error { return tx.EndpointInsert(context.Background(), ep) })
+	return ep
+}
+
+// newDelivery stores an event of m at created and its delivery to ep, due
+// at created.
+func newDelivery(t *testing.T, db *store.DB, m *checkout.Merchant, ep *checkout.Endpoint, created time.Time) *checkout.Delivery {
+	t.Helper()
+	e := newEvent(m, ep.Mode, checkout.EventCheckoutCreated, created)
+	d := checkout.NewDelivery(e, ep, created)
+	inTx(t, db, func(tx checkout.Tx) error {
+		if err := tx.EventInsert(context.Background(), e); err != nil {
+			return err
+		}
+		return tx.DeliveryInsert(context.Background(), d)
+	})
+	return d
+}
+
+// Endpoints read back as written: All as itself, not expanded; only
+// enabled endpoints of the store and mode are listed for a fan-out.
+func testEndpointRoundTrip(t *testing.T, db *store.DB) {
+	ctx := context.Background()
+	m := newMerchant(t, db, "Acme", base)
+	other := newMerchant(t, db, "Other", base)
+	all := newEndpoint(t, db, m, checkout.ModeTest, checkout.AllEvents)
+	some := newEndpoint(t, db, m, checkout.ModeTest, checkout.EventCheckoutCompleted, checkout.EventPaymentRefunded)
+	live := newEndpoint(t, db, m, checkout.ModeLive, checkout.AllEvents)
+	newEndpoint(t, db, other, checkout.ModeTest, checkout.AllEvents)
+	for _, want := range []*checkout.Endpoint{all, some, live} {
+		got, err := db.EndpointGet(ctx, want.ID)
+		if err != nil || !reflect.DeepEqual(got, want) {
+			t.Errorf("EndpointGet(%s) = %+v, %v; want %+v", want.ID, got, err, want)
+		}
+	}
+	list, err := db.EndpointList(ctx, m.ID)
+	if err != nil || len(list) != 3 {
+		t.Errorf("EndpointList = %d, %v; want the store's 3", len(list), err)
+	}
+
+	some.Enabled, some.Secret, some.UpdatedAt = false, checkout.NewWebhookSecret(), base.Add(time.Hour)
+	inTx(t, db, func(tx checkout.Tx) error { return tx.EndpointUpdate(ctx, some) })
+	if got, _ := db.EndpointGet(ctx, some.ID); !reflect.DeepEqual(got, some) {
+		t.Errorf("after EndpointUpdate: %+v; want %+v", got, some)
+	}
+	inTx(t, db, func(tx checkout.Tx) error {
+		eps, err := tx.EndpointListEnabled(ctx, m.ID, checkout.ModeTest)
+		if err != nil {
+			return err
+		}
+		if len(eps) != 1 || eps[0].ID != all.ID {
+			t.Errorf("EndpointListEnabled(test) = %d endpoints; want only the enabled test one", len(eps))
+		}
+		n, err := tx.EndpointCount(ctx, m.ID)
+		if n != 3 {
+			t.Errorf("EndpointCount = %d; want 3, both modes, disabled included", n)
+		}
+		return err
+	})
+}
+
+func testEndpointNotFound(t *testing.T, db *store.DB) {
+	ctx := context.Background()
+	id := checkout.NewID(checkout.PrefixEndpoint, 16)
+	_, err := db.EndpointGet(ctx, id)
+	wantCode(t, "EndpointGet(unknown)", err, checkout.ENotFound)
+	err = db.InTx(ctx, func(tx checkout.Tx) error { return tx.EndpointDelete(ctx, id) })
+	wantCode(t, "EndpointDelete(unknown)", err, checkout.ENotFound)
+	err = db.InTx(ctx, func(tx checkout.Tx) error {
+		return tx.EndpointUpdate(ctx, &checkout.Endpoint{ID: id, Secret: "whsec_x"})
+	})
+	wantCode(t, "EndpointUpdate(unknown)", err, checkout.ENotFound)
+	_, err = db.DeliveryGet(ctx, checkout.NewID(checkout.PrefixDelivery, 16))
+	wantCode(t, "DeliveryGet(unknown)", err, checkout.ENotFound)
+}
+
+// A claim takes due, unleased, pending deliveries, oldest first, at most
+// Limit, and at most PerEndpoint leased at once per endpoint; a lease
+// keeps others off until it runs out.
+func testDeliveryClaim(t *testing.T, db *store.DB) {
+	ctx := context.Background()
+	m := newMerchant(t, db, "Acme", base)
+	slow := newEndpoint(t, db, m, checkout.ModeTest, checkout.AllEvents)
+	fast := newEndpoint(t, db, m, checkout.ModeTest, checkout.AllEvents)
+	var slowDs []*checkout.Delivery
+	for i := range 5 {
+		slowDs = append(slowDs, newDelivery(t, db, m, slow, base.Add(time.Duration(i)*time.Second)))
+	}
+	fastD := newDelivery(t, db, m, fast, base.Add(10*time.Second))
+	later := newDelivery(t, db, m, fast, base.Add(time.Hour)) // not due yet
+
+	claim := func(owner string, now time.Time, limit int) []string {
+		t.Helper()
+		cs, err := db.DeliveryClaim(ctx, checkout.ClaimParams{Owner: owner, Now: now, LeaseUntil: now.Add(time.Minute), Limit: limit, PerEndpoint: 2})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var ids []string
+		for _, c := range cs {
+			if c.Endpoint.ID != c.Delivery.EndpointID || c.Event.ID != c.Delivery.EventID || c.Endpoint.Secret == "" {
+				t.Errorf("claim %s comes with endpoint %s, event %s", c.Delivery.ID, c.Endpoint.ID, c.Event.ID)
+			}
+			ids = append(ids, c.Delivery.ID)
+		}
+		return ids
+	}
+	now := base.Add(time.Minute)
+	if got, want := claim("a", now, 1), []string{slowDs[0].ID}; !slices.Equal(got, want) {
+		t.Errorf("claim limit 1 = %v; want the oldest %v", got, want)
+	}
+	// slow has one lease: one more of it (the cap is 2), then fast's.
+	if got, want := claim("b", now, 10), []string{slowDs[1].ID, fastD.ID}; !slices.Equal(got, want) {
+		t.Errorf("claim = %v; want %v (slow up to its cap, then fast; not the one due later)", got, want)
+	}
+	if got := claim("c", now, 10); len(got) != 0 {
+		t.Errorf("claim with slow at its cap = %v; want none", got)
+	}
+	// The leases run out: the three are due again, slow's two first (its
+	// cap), oldest first.
+	if got, want := claim("d", now.Add(time.Minute), 10), []string{slowDs[0].ID, slowDs[1].ID, fastD.ID}; !slices.Equal(got, want) {
+		t.Errorf("claim after the leases = %v; want %v", got, want)
+	}
+	if got := claim("e", base.Add(2*time.Hour), 10); !slices.Contains(got, later.ID) {
+		t.Errorf("claim once due = %v; want it to hold %s", got, later.ID)
+	}
+}
+
+// Record stores the attempt and, only for the lease's owner, the
+// delivery's new state, which ends the lease.
+func testDeliveryRecord(t *testing.T, db *store.DB) {
+	ctx := context.Background()
+	m := newMerchant(t, db, "Acme", base)
+	ep := newEndpoint(t, db, m, checkout.ModeTest, checkout.AllEvents)
+	d := newDelivery(t, db, m, ep, base)
+	now := base.Add(time.Second)
+	cs, err := db.DeliveryClaim(ctx, checkout.ClaimParams{Owner: "a", Now: now, LeaseUntil: now.Add(time.Minute), Limit: 1, PerEndpoint: 1})
+	if err != nil || len(cs) != 1 {
+		t.Fatalf("DeliveryClaim = %d, %v", len(cs), err)
+	}
+	a := &checkout.Attempt{DeliveryID: d.ID, Number: 1, StartedAt: now, Duration: 1500 * time.Microsecond, StatusCode: 500,
+		Error: "receiver answered 500", ResponseBody: "down"}
+	next := *cs[0].Delivery
+	next.Record(a, now)
+	if ok, err := db.DeliveryRecord(ctx, "someone-else", a, &next); ok || err != nil {
+		t.Errorf("DeliveryRecord by another owner = %t, %v; want the attempt kept, the delivery untouched", ok, err)
+	}
+	if got, _ := db.DeliveryGet(ctx, d.ID); got.Attempts != 0 {
+		t.Errorf("delivery after another owner's record = %+v", got)
+	}
+	if ok, err := db.DeliveryRecord(ctx, "a", a, &next); !ok || err != nil {
+		t.Fatalf("DeliveryRecord by the owner = %t, %v; want true", ok, err)
+	}
+	got, err := db.DeliveryGet(ctx, d.ID)
+	if err != nil || got.Status != checkout.DeliveryPending || got.Attempts != 1 || !got.NextAttemptAt.Equal(now.Add(time.Minute)) ||
+		got.LastStatusCode != 500 || got.LastError != a.Error {
+		t.Errorf("delivery after the record = %+v, %v; want pending, 1 attempt, next in 1 m", got, err)
+	}
+	as, err := db.AttemptList(ctx, d.ID)
+	if err != nil || len(as) != 2 || !reflect.DeepEqual(as[1], a) {
+		t.Errorf("AttemptList = %+v, %v; want both records, the last %+v", as, err, a)
+	}
+	// The record ended the lease: due again at its next attempt time.
+	if cs, _ := db.DeliveryClaim(ctx, checkout.ClaimParams{Owner: "b", Now: now.Add(time.Minute), LeaseUntil: now.Add(2 * time.Minute), Limit: 1, PerEndpoint: 1}); len(cs) != 1 {
+		t.Errorf("claim at the next attempt time = %d; want 1", len(cs))
+	}
+}
+
+func testDeliveryCancelPending(t *testing.T, db *store.DB) {
+	ctx := context.Background()
+	m := newMerchant(t, db, "Acme", base)
+	ep := newEndpoint(t, db, m, checkout.ModeTest, checkout.AllEvents)
+	other := newEndpoint(t, db, m, checkout.ModeTest, checkout.AllEvents)
+	d1 := newDelivery(t, db, m, ep, base)
+	d2 := newDelivery(t, db, m, ep, base)
+	keep := newDelivery(t, db, m, other, base)
+	var n int64
+	inTx(t, db, func(tx checkout.Tx) error {
+		var err error
+		n, err = tx.DeliveryCancelPending(ctx, ep.ID, base.Add(time.Second))
+		return err
+	})
+	if n != 2 {
+		t.Errorf("DeliveryCancelPending = %d; want 2", n)
+	}
+	for id, want := range map[string]checkout.DeliveryStatus{d1.ID: checkout.DeliveryCanceled, d2.ID: checkout.DeliveryCanceled, keep.ID: checkout.DeliveryPending} {
+		if got, _ := db.DeliveryGet(ctx, id); got.Status != want {
+			t.Errorf("delivery %s = %s; want %s", id, got.Status, want)
+		}
+	}
+}
+
+// EventPurge deletes events created before the cut, with their finished
+// deliveries and attempts; an event with a pending delivery stays.
+func testEventPurge(t *testing.T, db *store.DB) {
+	ctx := context.Background()
+	m := newMerchant(t, db, "Acme", base)
+	ep := newEndpoint(t, db, m, checkout.ModeTest, checkout.AllEvents)
+	cut := base.Add(time.Hour)
+	lone := newEvent(m, checkout.ModeTest, checkout.EventCheckoutCreated, base)
+	insertEvents(t, db, lone)
+	done := newDelivery(t, db, m, ep, base)
+	inTx(t, db, func(tx checkout.Tx) error { _, err := tx.DeliveryCancelPending(ctx, ep.ID, base); return err })
+	pending := newDelivery(t, db, m, ep, base)
+	recent := newDelivery(t, db, m, ep, cut)
+	n, err := db.EventPurge(ctx, cut)
+	if err != nil || n != 2 {
+		t.Errorf("EventPurge = %d, %v; want 2 (the lone event, the finished delivery's)", n, err)
+	}
+	if _, err := db.EventGet(ctx, lone.ID); !checkout.IsCode(err, checkout.ENotFound) {
+		t.Errorf("lone event: %v; want purged", err)
+	}
+	if _, err := db.DeliveryGet(ctx, done.ID); !checkout.IsCode(err, checkout.ENotFound) {
+		t.Errorf("finished delivery: %v; want purged", err)
+	}
+	for _, d := range []*checkout.Delivery{pending, recent} {
+		if _, err := db.DeliveryGet(ctx, d.ID); err != nil {
+			t.Errorf("delivery %s: %v; want kept", d.ID, err)
+		}
+		if _, err := db.EventGet(ctx, d.EventID); err != nil {
+			t.Errorf("event %s: %v; want kept", d.EventID, err)
+		}
+	}
+}
