@@ -13,6 +13,7 @@ import (
 
 	"github.com/checkoutd/checkoutd/checkout"
 	"github.com/checkoutd/checkoutd/internal/clock"
+	"github.com/checkoutd/checkoutd/internal/pay"
 	"github.com/checkoutd/checkoutd/internal/service"
 	"github.com/checkoutd/checkoutd/internal/store"
 	"github.com/checkoutd/checkoutd/internal/webhook"
@@ -54,6 +55,7 @@ func newEnv(t *testing.T, db *store.DB, opts ...envOptions) *env {
 	e.disp = e.newDispatcher(o)
 	e.svc = service.New(service.Config{
 		Store: db, Now: e.clock.Now, CheckoutBaseURL: "https://pay.example.test", URLs: e.guard,
+		Processors: pay.Registry{Test: pay.Simulators()},
 		Notify: func() {
 			e.disp.Wake()
 			select {
