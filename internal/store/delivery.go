@@ -197,7 +197,16 @@ func (db *DB) DeliveryRecord(ctx context.Context, owner string, a *checkout.Atte
 		}
 		n, _ := res.RowsAffected()
 		updated = n == 1
-		return nil
+		if !updated {
+			// Canceled during the attempt: the attempt still happened, so it
+			// counts and its outcome shows, but the status stays. (A
+			// delivery still pending was claimed again by another owner,
+			// whose own attempt will count.)
+			_, err = tx.exec(ctx, `UPDATE deliveries SET attempts = $2, last_status_code = $3, last_error = $4, updated_at = $5
+				WHERE id = $1 AND attempts < $2 AND status <> 'pending'`,
+				d.ID, a.Number, a.StatusCode, a.Error, d.UpdatedAt.UnixMilli())
+		}
+		return err
 	})
 	return updated, err
 }

@@ -731,8 +731,8 @@ func TestDisableDuringAnAttempt(t *testing.T) {
 			t.Fatalf("RunOnce = %d; want 1", n)
 		}
 		d := e.deliveries(ep)[0]
-		if d.Status != checkout.DeliveryCanceled {
-			t.Errorf("delivery = %s; want canceled", d.Status)
+		if d.Status != checkout.DeliveryCanceled || d.Attempts != 1 || d.LastStatusCode != 500 {
+			t.Errorf("delivery = %s after %d attempts, last status %d; want canceled after the 1 attempt, last status 500", d.Status, d.Attempts, d.LastStatusCode)
 		}
 		if as := e.attempts(d); len(as) != 1 || as[0].StatusCode != 500 {
 			t.Errorf("attempts = %+v; want the one that was in flight", as)
