@@ -11,6 +11,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"log/slog"
+	"sync/atomic"
 	"time"
 
 	"github.com/checkoutd/checkoutd/checkout"
@@ -52,6 +53,35 @@ type Service struct {
 	notify          func()
 	keys            *ttlCache[*checkout.APIKey]
 	merchants       *ttlCache[*checkout.Merchant]
+	counts          struct{ created, expired modeCounter }
+}
+
+// modeCounter counts by mode.
+type modeCounter struct{ test, live atomic.Int64 }
+
+func (c *modeCounter) inc(m checkout.Mode) {
+	if m == checkout.ModeLive {
+		c.live.Add(1)
+		return
+	}
+	c.test.Add(1)
+}
+
+func (c *modeCounter) load() map[checkout.Mode]int64 {
+	return map[checkout.Mode]int64{checkout.ModeTest: c.test.Load(), checkout.ModeLive: c.live.Load()}
+}
+
+// Stats are what this service did since it started, for metrics: sessions
+// created (replays of an Idempotency-Key not counted) and expired (by the
+// job or on read), by mode. Other nodes count their own.
+type Stats struct {
+	SessionsCreated map[checkout.Mode]int64
+	SessionsExpired map[checkout.Mode]int64
+}
+
+// Stats returns the service's counts.
+func (s *Service) Stats() Stats {
+	return Stats{SessionsCreated: s.counts.created.load(), SessionsExpired: s.counts.expired.load()}
 }
 
 // MaxKeyCacheTTL is the longest a revoked key may keep working on a node.
