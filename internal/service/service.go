@@ -139,11 +139,12 @@ func (s *Service) Merchant(ctx context.Context, id string) (*checkout.Merchant, 
 	if m, ok := s.merchants.get(id); ok {
 		return m, nil
 	}
+	start := s.merchants.start()
 	m, err := s.store.MerchantGet(ctx, id)
 	if err != nil {
 		return nil, err
 	}
-	s.merchants.put(id, m)
+	s.merchants.put(id, m, start)
 	return m, nil
 }
 
@@ -187,6 +188,7 @@ func (s *Service) Authenticate(ctx context.Context, secret string) (*checkout.AP
 	k, ok := s.keys.get(hash)
 	if !ok {
 		var err error
+		start := s.keys.start()
 		k, err = s.store.APIKeyGetByHash(ctx, hash)
 		if checkout.IsCode(err, checkout.ENotFound) {
 			return nil, invalid
@@ -194,7 +196,7 @@ func (s *Service) Authenticate(ctx context.Context, secret string) (*checkout.AP
 		if err != nil {
 			return nil, err
 		}
-		s.keys.put(hash, k)
+		s.keys.put(hash, k, start)
 	}
 	if !k.MatchesSecret(secret) || k.Revoked() {
 		return nil, invalid
