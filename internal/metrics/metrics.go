@@ -155,7 +155,7 @@ type series struct {
 	labelValues []string
 	count       atomic.Uint64   // counters: the value
 	bucketCount []atomic.Uint64 // histograms: per bucket, not cumulative; the last is +Inf
-	sumBits     atomic.Uint64   // histograms: float64 bits of the sum
+	sumBits     atomic.Uint64   // histograms: float64 bits of the sum; gauges: of the value
 }
 
 func (v *vec) with(values []string) *series {
@@ -197,6 +197,27 @@ func (c *Counter) Inc() { c.s.count.Add(1) }
 // Add adds n.
 func (c *Counter) Add(n uint64) { c.s.count.Add(n) }
 
+// Gauge registers a gauge family with the given label names, set in place.
+func (r *Registry) Gauge(name, help string, labels ...string) *GaugeVec {
+	return &GaugeVec{r.register(name, help, GaugeType, labels, nil).vec}
+}
+
+// GaugeVec is a gauge family.
+type GaugeVec struct{ v *vec }
+
+// With returns the gauge of the given label values.
+func (g *GaugeVec) With(labelValues ...string) *Gauge { return &Gauge{g.v.with(labelValues)} }
+
+// Gauge is one gauge series. Its value is kept as float64 bits in the
+// series' sum.
+type Gauge struct{ s *series }
+
+// Set sets the value.
+func (g *Gauge) Set(x float64) { g.s.sumBits.Store(math.Float64bits(x)) }
+
+// Add adds x, which may be negative.
+func (g *Gauge) Add(x float64) { addFloat(&g.s.sumBits, x) }
+
 // HistogramVec is a histogram family.
 type HistogramVec struct{ v *vec }
 
@@ -215,9 +236,14 @@ type Histogram struct {
 func (h *Histogram) Observe(x float64) {
 	i, _ := slices.BinarySearch(h.buckets, x) // the first bound >= x; len for +Inf
 	h.s.bucketCount[i].Add(1)
+	addFloat(&h.s.sumBits, x)
+}
+
+// addFloat adds x to the float64 whose bits bits holds.
+func addFloat(bits *atomic.Uint64, x float64) {
 	for {
-		old := h.s.sumBits.Load()
-		if h.s.sumBits.CompareAndSwap(old, math.Float64bits(math.Float64frombits(old)+x)) {
+		old := bits.Load()
+		if bits.CompareAndSwap(old, math.Float64bits(math.Float64frombits(old)+x)) {
 			return
 		}
 	}
@@ -297,11 +323,14 @@ func (f *family) collect(ctx context.Context) []string {
 	return out
 }
 
-// lines writes one series of a vec: a counter's one line, or a histogram's
+// lines writes one series of a vec: a counter's or gauge's one line, or a histogram's
 // cumulative buckets, sum and count.
 func (f *family) lines(s *series) string {
-	if f.typ == CounterType {
+	switch f.typ {
+	case CounterType:
 		return sample(f.name, f.labels, s.labelValues, "", "", float64(s.count.Load()))
+	case GaugeType:
+		return sample(f.name, f.labels, s.labelValues, "", "", math.Float64frombits(s.sumBits.Load()))
 	}
 	var b strings.Builder
 	var cum uint64

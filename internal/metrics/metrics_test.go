@@ -42,6 +42,9 @@ func TestWriteFormat(t *testing.T) {
 	})
 	r.Func("test_absent", "Emits nothing.", metrics.GaugeType, nil, func(context.Context, metrics.Emit) {})
 	r.Counter("test_unused_total", "No series yet.", "x")
+	g := r.Gauge("test_in_flight", "In flight.")
+	g.With().Add(3)
+	g.With().Add(-1)
 
 	want := `# HELP test_duration_seconds How long.\nIn seconds; a \\ too.
 # TYPE test_duration_seconds histogram
@@ -50,6 +53,9 @@ test_duration_seconds_bucket{route="/a",le="1"} 3
 test_duration_seconds_bucket{route="/a",le="+Inf"} 4
 test_duration_seconds_sum{route="/a"} 7.65
 test_duration_seconds_count{route="/a"} 4
+# HELP test_in_flight In flight.
+# TYPE test_in_flight gauge
+test_in_flight 2
 # HELP test_queue Queued.
 # TYPE test_queue gauge
 test_queue{state="due"} 1.5e+09
