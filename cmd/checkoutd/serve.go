@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"path/filepath"
 	"strconv"
 	"sync"
 	"time"
@@ -135,11 +136,17 @@ func serveCmd(ctx context.Context, e env, args []string) error {
 	if err != nil {
 		return err
 	}
+	fresh := cfg.db.newSQLite()
 	st, desc, err := cfg.db.open(ctx)
 	if err != nil {
 		return err
 	}
 	defer st.Close()
+	if fresh {
+		dir, _ := filepath.Abs(filepath.Dir(cfg.db.sqlitePath()))
+		log.Info("first start: created a new SQLite database; this directory holds checkoutd's data (--data-dir or CHECKOUTD_DATA_DIR to change it)",
+			"data_dir", dir)
+	}
 	log.Info("database ready", "database", desc)
 
 	ln, err := net.Listen("tcp", cfg.addr)
