@@ -33,6 +33,9 @@ func NewID(prefix string, n int) string {
 // NewSessionID returns a new checkout session id: cs_ and 64 hex characters.
 func NewSessionID() string { return NewID(PrefixSession, 32) }
 
+// NewPaymentID returns a new payment id: pay_ and 32 hex characters.
+func NewPaymentID() string { return NewID(PrefixPayment, 16) }
+
 // NewRequestID returns a new request id: req_ and 32 hex characters.
 func NewRequestID() string { return NewID(PrefixRequest, 16) }
 

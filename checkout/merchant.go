@@ -15,7 +15,9 @@ type Merchant struct {
 	Currency            string // default currency of its sessions, upper case
 	Website             string // "" when not set
 	StatementDescriptor string
-	CreatedAt           time.Time
+	// Pricing is what the service charges the store per payment.
+	Pricing   Pricing
+	CreatedAt time.Time
 }
 
 // MerchantParams are the inputs to NewMerchant.
@@ -24,6 +26,8 @@ type MerchantParams struct {
 	Currency            string
 	Website             string
 	StatementDescriptor string
+	// Pricing defaults to DefaultPricing when nil.
+	Pricing *Pricing
 }
 
 // Limits of a merchant's fields.
@@ -61,10 +65,18 @@ func NewMerchant(p MerchantParams, now time.Time) (*Merchant, error) {
 	case strings.ContainsAny(sd, statementDescriptorSpecial) || !isPrintableASCII(sd):
 		v.add("invalid_format", "statement_descriptor", `statement_descriptor must be printable ASCII without < > \ ' " *.`)
 	}
+	pricing := DefaultPricing
+	if p.Pricing != nil {
+		pricing = *p.Pricing
+		if err := pricing.Validate(); err != nil {
+			v.add("out_of_range", "pricing", ErrorMessage(err))
+		}
+	}
 	if err := v.err(); err != nil {
 		return nil, err
 	}
 	return &Merchant{
+		Pricing:             pricing,
 		ID:                  NewStoreID(),
 		Name:                name,
 		Currency:            cur,
@@ -101,9 +113,10 @@ func isPrintableASCII(s string) bool {
 }
 
 // checkHTTPSURL returns "" when s is an absolute https URL of at most 2048
-// characters with a host and no user info, and otherwise the reason it is not.
+// characters (code points, as every length of the API) with a host and no
+// user info, and otherwise the reason it is not.
 func checkHTTPSURL(s string) string {
-	if len(s) > maxURLLen {
+	if utf8.RuneCountInString(s) > maxURLLen {
 		return "must be at most 2048 characters."
 	}
 	for i := 0; i < len(s); i++ {

@@ -49,6 +49,9 @@ func TestNewMerchant(t *testing.T) {
 				t.Errorf("NewMerchant: CreatedAt = %v; want %v", got.CreatedAt, t0.Truncate(time.Second))
 			}
 			tt.want.ID, tt.want.CreatedAt = got.ID, got.CreatedAt
+			if tt.want.Pricing == (checkout.Pricing{}) {
+				tt.want.Pricing = checkout.DefaultPricing
+			}
 			if !reflect.DeepEqual(*got, tt.want) {
 				t.Errorf("NewMerchant(%+v) = %+v; want %+v", tt.p, *got, tt.want)
 			}

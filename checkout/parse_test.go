@@ -66,6 +66,9 @@ func TestParseCreateRequestValid(t *testing.T) {
 	long := func(r string, n int) string { return strings.Repeat(r, n) }
 	email254 := long("a", 64) + "@" + long("b", 185) + ".com"
 	url2048 := "https://example.com/" + long("p", 2048-len("https://example.com/"))
+	// Lengths count code points, URLs and emails too.
+	url2048runes := "https://example.com/" + long("ü", 2048-len("https://example.com/"))
+	email254runes := long("ü", 64) + "@" + long("b", 185) + ".com"
 	md20 := map[string]string{}
 	for i := range 20 {
 		md20[fmt.Sprintf("k%d", i)] = "v"
@@ -158,6 +161,8 @@ func TestParseCreateRequestValid(t *testing.T) {
 
 		// URLs.
 		{"return_url 2048", body(`"return_url":"` + url2048 + `"`), params(func(p *checkout.CreateParams) { p.ReturnURL = ptr(url2048) })},
+		{"return_url 2048 runes", body(`"return_url":"` + url2048runes + `"`), params(func(p *checkout.CreateParams) { p.ReturnURL = ptr(url2048runes) })},
+		{"customer email 254 runes", body(`"customer":{"email":"` + email254runes + `"}`), params(func(p *checkout.CreateParams) { p.Customer.Email = ptr(email254runes) })},
 		{"HTTPS scheme in capitals", body(`"cancel_url":"HTTPS://shop.example.com"`),
 			params(func(p *checkout.CreateParams) { p.CancelURL = ptr("HTTPS://shop.example.com") })},
 		{"whitespace around the object", " \n\t" + body("") + "\n ", params(nil)},
@@ -354,6 +359,8 @@ func TestParseCreateRequestInvalid(t *testing.T) {
 		{"return_url relative", body(`"return_url":"/done"`), checkout.EValidationFailed, []string{"invalid_url return_url"}},
 		{"return_url user info", body(`"return_url":"https://u:p@shop.example.com"`), checkout.EValidationFailed, []string{"invalid_url return_url"}},
 		{"return_url space", body(`"return_url":"https://shop.example.com/a b"`), checkout.EValidationFailed, []string{"invalid_url return_url"}},
+		{"return_url 2049 runes", body(`"return_url":"https://example.com/` + long("ü", 2049-len("https://example.com/")) + `"`), checkout.EValidationFailed,
+			[]string{"invalid_url return_url"}},
 		{"return_url 2049", body(`"return_url":"https://example.com/` + long("p", 2049-len("https://example.com/")) + `"`), checkout.EValidationFailed,
 			[]string{"invalid_url return_url"}},
 		{"cancel_url opaque", body(`"cancel_url":"https:shop.example.com"`), checkout.EValidationFailed, []string{"invalid_url cancel_url"}},

@@ -3,6 +3,7 @@ package checkout
 import (
 	"fmt"
 	"net/mail"
+	"net/url"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -61,8 +62,13 @@ type Session struct {
 	CreatedAt      time.Time
 	ExpiresAt      time.Time
 	CompletedAt    *time.Time
-	// PaymentInProgress is set while a crypto payment or skins trade is on
-	// its way; the session then stays open past ExpiresAt.
+	// ActivePaymentID is the payment that holds the session while it is on
+	// its way: a card charge in flight, a crypto payment awaiting its
+	// confirmations, a skins trade in its hold. While one holds it, no other
+	// payment can begin, and the session stays open past ExpiresAt.
+	ActivePaymentID *string
+	// PaymentInProgress is whether a payment holds the session; it is kept
+	// with ActivePaymentID by BeginPayment, ReleasePayment and Complete.
 	PaymentInProgress bool
 }
 
@@ -264,8 +270,12 @@ func (v *violations) customer(val any) Customer {
 	return c
 }
 
+// CheckEmail returns why s is not one email address of at most 254
+// characters, or "" when it is.
+func CheckEmail(s string) string { return checkEmail(s) }
+
 func checkEmail(s string) string {
-	if len(s) > MaxEmailLen {
+	if utf8.RuneCountInString(s) > MaxEmailLen {
 		return "must be at most 254 characters."
 	}
 	a, err := mail.ParseAddress(s)
@@ -362,4 +372,32 @@ func NewSession(p *CreateParams, m *Merchant, mode Mode, now time.Time) *Session
 	// when it does.
 	s.TotalAmount = s.Amount - s.DiscountAmount + s.TaxAmount
 	return s
+}
+
+// ReturnURLWithID returns where the buyer goes after paying: return_url
+// with checkout_id=<id> added to its query. The other parameters keep their
+// order and encoding, the fragment stays, and a checkout_id the URL already
+// held is replaced, so the merchant never reads a stale one. "" when the
+// session has no return_url.
+func (s *Session) ReturnURLWithID() string {
+	if s.ReturnURL == nil {
+		return ""
+	}
+	u, err := url.Parse(*s.ReturnURL)
+	if err != nil {
+		return "" // validated at creation; cannot happen
+	}
+	var kept []string
+	if u.RawQuery != "" {
+		for _, part := range strings.Split(u.RawQuery, "&") {
+			k, _, _ := strings.Cut(part, "=")
+			if key, err := url.QueryUnescape(k); err == nil && key == "checkout_id" {
+				continue
+			}
+			kept = append(kept, part)
+		}
+	}
+	u.RawQuery = strings.Join(append(kept, "checkout_id="+url.QueryEscape(s.ID)), "&")
+	u.ForceQuery = false
+	return u.String()
 }

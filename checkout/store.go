@@ -29,6 +29,17 @@ type Store interface {
 	// at or before now and that have no payment in progress, oldest first.
 	SessionListDue(ctx context.Context, now time.Time, limit int) ([]*Session, error)
 
+	// PaymentGet fails with not_found when there is no such payment.
+	PaymentGet(ctx context.Context, id string) (*Payment, error)
+	// PaymentListBySession returns a session's payments, oldest first.
+	PaymentListBySession(ctx context.Context, sessionID string) ([]*Payment, error)
+	// PaymentListDue returns at most limit payments whose DueAt is at or
+	// before now, the longest due first.
+	PaymentListDue(ctx context.Context, now time.Time, limit int) ([]*Payment, error)
+	// CryptoQuoteGet returns a session's quote for a coin; not_found when
+	// there is none.
+	CryptoQuoteGet(ctx context.Context, sessionID, coin string) (*CryptoQuote, error)
+
 	// IdempotencyGet returns the saved outcome of a create request; not_found
 	// when there is none.
 	IdempotencyGet(ctx context.Context, merchantID string, mode Mode, key string) (*IdempotencyRecord, error)
@@ -100,8 +111,24 @@ type Tx interface {
 
 	EventInsert(ctx context.Context, e *Event) error
 
+	// PaymentInsert stores a new payment; PaymentUpdate writes its mutable
+	// fields. Both fail with conflict when the payment would be a second
+	// captured payment of its session: the database's own guarantee that
+	// one payment, and only one, collects a session.
+	PaymentInsert(ctx context.Context, p *Payment) error
+	PaymentUpdate(ctx context.Context, p *Payment) error
+	// PaymentGetForUpdate reads and locks a payment; not_found when there
+	// is none.
+	PaymentGetForUpdate(ctx context.Context, id string) (*Payment, error)
+	// PaymentCountFailed counts a session's failed payments of a method.
+	PaymentCountFailed(ctx context.Context, sessionID string, method PaymentMethod) (int, error)
+	// CryptoQuoteInsert stores a quote unless the session already has one
+	// for its coin (the first one stands).
+	CryptoQuoteInsert(ctx context.Context, q *CryptoQuote) error
+
 	// IdempotencyInsert saves the outcome of a create request; conflict when
-	// the key is taken.
+	// the key is taken by a record less than IdempotencyWindow older than
+	// r. An older record of the key is replaced: its window is over.
 	IdempotencyInsert(ctx context.Context, r *IdempotencyRecord) error
 
 	// MerchantLock locks a store's row until the transaction ends, so that

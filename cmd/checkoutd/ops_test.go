@@ -91,7 +91,7 @@ func TestServeConfigFromEnvironment(t *testing.T) {
 	want := serveConfig{
 		db:   dbFlags{dataDir: "/home/u/.local/share/checkoutd"},
 		addr: "127.0.0.1:8080", rateLimit: 100, rateBurst: 200, expiryInterval: 2 * time.Second, purgeInterval: time.Hour,
-		shutdownTimeout: 30 * time.Second, logFormat: "text", logLevel: "info", webhookWorkers: 32, webhookPerHost: 4,
+		paymentsInterval: 2 * time.Second, shutdownTimeout: 30 * time.Second, logFormat: "text", logLevel: "info", webhookWorkers: 32, webhookPerHost: 4,
 		webhookLease: 60 * time.Second,
 	}
 	if !reflect.DeepEqual(*defaults, want) {
@@ -102,7 +102,7 @@ func TestServeConfigFromEnvironment(t *testing.T) {
 		"CHECKOUTD_DATABASE": "postgres://db/x", "CHECKOUTD_DATA_DIR": "/data", "CHECKOUTD_ADDR": ":9000",
 		"CHECKOUTD_BASE_URL": "https://api.example.com", "CHECKOUTD_CHECKOUT_BASE_URL": "https://pay.example.com/",
 		"CHECKOUTD_RATE_LIMIT": "5.5", "CHECKOUTD_RATE_BURST": "7", "CHECKOUTD_EXPIRY_INTERVAL": "3s",
-		"CHECKOUTD_PURGE_INTERVAL": "2h", "CHECKOUTD_SHUTDOWN_TIMEOUT": "9s", "CHECKOUTD_LOG_FORMAT": "json",
+		"CHECKOUTD_PURGE_INTERVAL": "2h", "CHECKOUTD_PAYMENTS_INTERVAL": "4s", "CHECKOUTD_SHUTDOWN_TIMEOUT": "9s", "CHECKOUTD_LOG_FORMAT": "json",
 		"CHECKOUTD_LOG_LEVEL": "debug", "CHECKOUTD_METRICS_ADDR": "127.0.0.1:9090", "CHECKOUTD_WEBHOOK_ALLOW_CIDR": "10.0.0.0/8",
 		"CHECKOUTD_WEBHOOK_CA_FILE": "/ca.pem", "CHECKOUTD_WEBHOOK_WORKERS": "3", "CHECKOUTD_WEBHOOK_PER_ENDPOINT": "2",
 		"CHECKOUTD_WEBHOOK_LEASE": "20s",
@@ -114,7 +114,7 @@ func TestServeConfigFromEnvironment(t *testing.T) {
 	want = serveConfig{
 		db: dbFlags{database: "postgres://db/x", dataDir: "/data"}, addr: ":7000",
 		baseURL: "https://api.example.com", checkoutBaseURL: "https://pay.example.com",
-		rateLimit: 5.5, rateBurst: 8, expiryInterval: 3 * time.Second, purgeInterval: 2 * time.Hour,
+		rateLimit: 5.5, rateBurst: 8, expiryInterval: 3 * time.Second, purgeInterval: 2 * time.Hour, paymentsInterval: 4 * time.Second,
 		shutdownTimeout: 9 * time.Second, logFormat: "json", logLevel: "debug", metricsAddr: "127.0.0.1:9090",
 		webhook: webhookFlags{allowCIDR: "10.0.0.0/8", caFile: "/ca.pem"}, webhookWorkers: 3, webhookPerHost: 2,
 		webhookLease: 20 * time.Second,

@@ -15,6 +15,7 @@ import (
 
 	"github.com/checkoutd/checkoutd/internal/api"
 	"github.com/checkoutd/checkoutd/internal/jobs"
+	"github.com/checkoutd/checkoutd/internal/pay"
 	"github.com/checkoutd/checkoutd/internal/server"
 	"github.com/checkoutd/checkoutd/internal/service"
 	"github.com/checkoutd/checkoutd/internal/webhook"
@@ -22,22 +23,23 @@ import (
 
 // serveConfig is serve's configuration after parsing and defaults.
 type serveConfig struct {
-	db              dbFlags
-	addr            string
-	baseURL         string
-	checkoutBaseURL string
-	rateLimit       float64
-	rateBurst       int
-	expiryInterval  time.Duration
-	purgeInterval   time.Duration
-	shutdownTimeout time.Duration
-	logFormat       string
-	logLevel        string
-	metricsAddr     string
-	webhook         webhookFlags
-	webhookWorkers  int
-	webhookPerHost  int
-	webhookLease    time.Duration
+	db               dbFlags
+	addr             string
+	baseURL          string
+	checkoutBaseURL  string
+	rateLimit        float64
+	rateBurst        int
+	expiryInterval   time.Duration
+	purgeInterval    time.Duration
+	paymentsInterval time.Duration
+	shutdownTimeout  time.Duration
+	logFormat        string
+	logLevel         string
+	metricsAddr      string
+	webhook          webhookFlags
+	webhookWorkers   int
+	webhookPerHost   int
+	webhookLease     time.Duration
 }
 
 func parseServeConfig(e env, args []string) (*serveConfig, error) {
@@ -51,6 +53,7 @@ func parseServeConfig(e env, args []string) (*serveConfig, error) {
 	fs.IntVar(&c.rateBurst, "rate-burst", 200, "requests an API key may send in one burst")
 	fs.DurationVar(&c.expiryInterval, "expiry-interval", 2*time.Second, "how often sessions past their hour are expired")
 	fs.DurationVar(&c.purgeInterval, "purge-interval", time.Hour, "how often request logs and idempotency keys past retention are deleted")
+	fs.DurationVar(&c.paymentsInterval, "payments-interval", 2*time.Second, "how often payments with something due are looked at (crypto confirmations, skins trade holds, disputes, card charges without an outcome)")
 	fs.DurationVar(&c.shutdownTimeout, "shutdown-timeout", 30*time.Second, "how long a shutdown waits for requests in flight")
 	c.webhook.register(fs)
 	fs.IntVar(&c.webhookWorkers, "webhook-workers", 32, "webhook attempts in flight at once in this process")
@@ -79,7 +82,7 @@ func parseServeConfig(e env, args []string) (*serveConfig, error) {
 	if c.rateLimit < 0 || c.rateBurst < 1 {
 		return nil, usageError{"--rate-limit must be 0 or more and --rate-burst 1 or more"}
 	}
-	for name, d := range map[string]time.Duration{"expiry-interval": c.expiryInterval, "purge-interval": c.purgeInterval} {
+	for name, d := range map[string]time.Duration{"expiry-interval": c.expiryInterval, "purge-interval": c.purgeInterval, "payments-interval": c.paymentsInterval} {
 		if d <= 0 {
 			return nil, usageError{fmt.Sprintf("--%s must be positive", name)}
 		}
@@ -175,12 +178,20 @@ func serveCmd(ctx context.Context, e env, args []string) error {
 	svc := service.New(service.Config{
 		Store: st, CheckoutBaseURL: cfg.checkoutBaseURL, Logger: log,
 		URLs: guard, Notify: dispatcher.Wake,
+		// Test mode pays through the simulators. Live mode has no processor
+		// until one is configured (docs/payments.md), and then offers only
+		// the methods that have one.
+		Processors: pay.Registry{Test: pay.Simulators()},
 	})
 	logs := api.NewRequestLogWriter(st, log)
 	defer logs.Close()
 	background := []jobs.Job{
 		{Name: "expire-sessions", Interval: cfg.expiryInterval, Counts: &jobs.Counts{}, RunOnce: func(ctx context.Context) error {
 			_, err := svc.ExpireAll(ctx)
+			return err
+		}},
+		{Name: "payments", Interval: cfg.paymentsInterval, Counts: &jobs.Counts{}, RunOnce: func(ctx context.Context) error {
+			_, err := svc.ProcessAllDuePayments(ctx)
 			return err
 		}},
 		{Name: "purge", Interval: cfg.purgeInterval, Counts: &jobs.Counts{}, RunOnce: func(ctx context.Context) error {

@@ -153,6 +153,14 @@ func LogRequests(rl *RequestLogWriter, now clock.Func, next http.Handler) http.H
 		}
 		rec := &recorder{ResponseWriter: w, status: http.StatusOK}
 		next.ServeHTTP(rec, r)
+		if r.Body != nil && reqBody.Len() < maxLoggedBody {
+			// A request refused before its body was read (403, 415, 429 and
+			// the like) is logged with the body it sent all the same: read
+			// what the handler left, as far as the log keeps. (A response
+			// already flushed may have had the server discard it; then the
+			// log keeps what was read.)
+			io.CopyN(io.Discard, r.Body, int64(maxLoggedBody-reqBody.Len()))
+		}
 		key := KeyFrom(r.Context())
 		rl.Record(&checkout.RequestLog{
 			RequestID:    RequestID(r.Context()),

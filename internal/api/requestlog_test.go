@@ -254,3 +254,28 @@ func TestLogRequests(t *testing.T) {
 		}
 	})
 }
+
+// A request the handler refuses without reading its body is logged with
+// the body all the same, as much of it as a log keeps.
+func TestLogRequestsUnreadBody(t *testing.T) {
+	st := &fakeStore{}
+	log, _ := testLogger()
+	w := NewRequestLogWriter(st, log)
+	defer w.Close()
+	key := &checkout.APIKey{ID: "key_0123", MerchantID: checkout.NewStoreID(), Mode: checkout.ModeTest}
+	h := LogRequests(w, clock.NewFake(t0).Now, http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+		rw.WriteHeader(http.StatusForbidden)
+	}))
+	for _, body := range []string{`{"items":[]}`, strings.Repeat("x", maxLoggedBody+10)} {
+		r := httptest.NewRequest("POST", "/v1/stores/x/checkouts", strings.NewReader(body))
+		r = r.WithContext(context.WithValue(r.Context(), keyCtx{}, key))
+		h.ServeHTTP(httptest.NewRecorder(), r)
+		w.Flush(context.Background())
+		st.mu.Lock()
+		got := st.written[len(st.written)-1].RequestBody
+		st.mu.Unlock()
+		if want := body[:min(len(body), maxLoggedBody)]; got != want {
+			t.Errorf("logged body of %d bytes, unread by the handler: %d bytes; want %d", len(body), len(got), len(want))
+		}
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -56,6 +57,10 @@ type harness struct {
 type harnessOptions struct {
 	rateLimit float64
 	rateBurst int
+	// wrapStore, when set, stands between the service and the database:
+	// how a test makes the store fail or panic without a switch in
+	// production code.
+	wrapStore func(checkout.Store) checkout.Store
 }
 
 func newHarness(t *testing.T, db *store.DB, opts ...harnessOptions) *harness {
@@ -68,7 +73,11 @@ func newHarness(t *testing.T, db *store.DB, opts ...harnessOptions) *harness {
 	cacheClk := clock.NewFake(t0)
 	logBuf := &syncBuffer{}
 	log := slog.New(api.LogHandler{Handler: slog.NewTextHandler(logBuf, &slog.HandlerOptions{Level: slog.LevelDebug})})
-	svc := service.New(service.Config{Store: db, Now: clk.Now, CacheNow: cacheClk.Now, CheckoutBaseURL: checkoutBase, Logger: log})
+	var st checkout.Store = db
+	if o.wrapStore != nil {
+		st = o.wrapStore(db)
+	}
+	svc := service.New(service.Config{Store: st, Now: clk.Now, CacheNow: cacheClk.Now, CheckoutBaseURL: checkoutBase, Logger: log})
 	logs := api.NewRequestLogWriter(db, log)
 	t.Cleanup(logs.Close)
 	h := &harness{t: t, db: db, clock: clk, cacheClock: cacheClk, svc: svc, logs: logs, logBuf: logBuf}
@@ -166,21 +175,34 @@ type request struct {
 	method  string
 	path    string
 	body    string
-	secret  string // "" sends no Authorization header
-	headers map[string]string
+	secret  string            // "" sends no Authorization header
+	headers map[string]string // set after the defaults; "" removes a header
+	// header is added last, as is: for empty and repeated values.
+	header http.Header
+	// chunked sends the body without a Content-Length.
+	chunked bool
 }
 
-// do sends req and checks the response against the OpenAPI document and the
-// rules every response follows (envelope, Request-Id).
-func (h *harness) do(req request) *response {
-	h.t.Helper()
+// exchange is one request sent and its response, not yet checked.
+type exchange struct {
+	req     *http.Request
+	reqBody []byte
+	resp    *response
+}
+
+// send sends req. It may run on any goroutine; check the exchange on the
+// test's.
+func (h *harness) send(req request) (*exchange, error) {
 	var body io.Reader
 	if req.body != "" {
 		body = strings.NewReader(req.body)
+		if req.chunked {
+			body = io.MultiReader(body) // hides the length
+		}
 	}
 	hr, err := http.NewRequest(req.method, h.srv.URL+req.path, body)
 	if err != nil {
-		h.t.Fatal(err)
+		return nil, err
 	}
 	if req.body != "" {
 		hr.Header.Set("Content-Type", "application/json")
@@ -195,19 +217,60 @@ func (h *harness) do(req request) *response {
 		}
 		hr.Header.Set(k, v)
 	}
-	reqBody := []byte(req.body)
+	for k, vs := range req.header {
+		for _, v := range vs {
+			hr.Header.Add(k, v)
+		}
+	}
 	resp, err := http.DefaultClient.Do(hr)
 	if err != nil {
-		h.t.Fatalf("%s %s: %v", req.method, req.path, err)
+		return nil, fmt.Errorf("%s %s: %w", req.method, req.path, err)
 	}
 	defer resp.Body.Close()
 	b, err := io.ReadAll(resp.Body)
 	if err != nil {
+		return nil, fmt.Errorf("%s %s: read the response: %w", req.method, req.path, err)
+	}
+	return &exchange{req: hr, reqBody: []byte(req.body), resp: &response{Status: resp.StatusCode, Header: resp.Header, Body: b}}, nil
+}
+
+// do sends req and checks the response against the OpenAPI document and the
+// rules every response follows (envelope, Request-Id).
+func (h *harness) do(req request) *response {
+	h.t.Helper()
+	x, err := h.send(req)
+	if err != nil {
 		h.t.Fatal(err)
 	}
-	r := &response{Status: resp.StatusCode, Header: resp.Header, Body: b}
-	checkResponse(h.t, hr, reqBody, r)
-	return r
+	checkResponse(h.t, x.req, x.reqBody, x.resp)
+	return x.resp
+}
+
+// doAll sends every request at once, each from a goroutine of its own, and
+// checks every response as do does. Responses are in the order of reqs.
+func (h *harness) doAll(reqs []request) []*response {
+	h.t.Helper()
+	xs := make([]*exchange, len(reqs))
+	errs := make([]error, len(reqs))
+	start := make(chan struct{})
+	var wg sync.WaitGroup
+	for i, req := range reqs {
+		wg.Go(func() {
+			<-start
+			xs[i], errs[i] = h.send(req)
+		})
+	}
+	close(start)
+	wg.Wait()
+	out := make([]*response, len(reqs))
+	for i, x := range xs {
+		if errs[i] != nil {
+			h.t.Fatal(errs[i])
+		}
+		checkResponse(h.t, x.req, x.reqBody, x.resp)
+		out[i] = x.resp
+	}
+	return out
 }
 
 // post creates a session with the harness key.
@@ -270,15 +333,18 @@ func loadSpec() {
 // checkResponse validates a response against the OpenAPI document: the
 // operation's declared status, headers and body schema. Responses to routes
 // the document does not have (unknown paths, wrong methods) are checked
-// against the ErrorEnvelope schema. Every response must be JSON in the
-// envelope and carry a Request-Id.
+// against the document's shared response for their status (NotFound,
+// MethodNotAllowed), or the ErrorEnvelope schema. Every response must be
+// JSON in the envelope and carry a Request-Id, and an error's request_id
+// must be that Request-Id.
 func checkResponse(t *testing.T, req *http.Request, reqBody []byte, r *response) {
 	t.Helper()
 	specOnce.Do(loadSpec)
 	if specErr != nil {
 		t.Fatalf("OpenAPI document: %v", specErr)
 	}
-	if id := r.Header.Get("Request-Id"); !strings.HasPrefix(id, "req_") || len(id) != 36 {
+	id := r.Header.Get("Request-Id")
+	if !strings.HasPrefix(id, "req_") || len(id) != 36 {
 		t.Errorf("%s %s: Request-Id = %q; want req_ and 32 hex", req.Method, req.URL.Path, id)
 	}
 	if req.URL.Path == "/v1/openapi.json" {
@@ -287,19 +353,19 @@ func checkResponse(t *testing.T, req *http.Request, reqBody []byte, r *response)
 	if ct := r.Header.Get("Content-Type"); ct != "application/json" {
 		t.Errorf("%s %s: Content-Type = %q; want application/json", req.Method, req.URL.Path, ct)
 	}
+	var e envelope
+	if err := json.Unmarshal(r.Body, &e); err != nil {
+		t.Fatalf("%s %s: body is not JSON: %s", req.Method, req.URL.Path, r.Body)
+	}
+	if e.Error != nil && e.Error.RequestID != id {
+		t.Errorf("%s %s: error.request_id = %q; want the Request-Id header, %q", req.Method, req.URL.Path, e.Error.RequestID, id)
+	}
 	ctx := context.Background()
 	vreq := req.Clone(ctx)
 	vreq.Body = io.NopCloser(bytes.NewReader(reqBody))
 	route, pathParams, err := specRouter.FindRoute(vreq)
 	if err != nil {
-		schema := specDoc.Components.Schemas["ErrorEnvelope"].Value
-		var v any
-		if err := json.Unmarshal(r.Body, &v); err != nil {
-			t.Fatalf("%s %s: body is not JSON: %s", req.Method, req.URL.Path, r.Body)
-		}
-		if err := schema.VisitJSON(v, openapi3.EnableJSONSchema2020()); err != nil {
-			t.Errorf("%s %s (no route in the document): %d %s does not match ErrorEnvelope: %v", req.Method, req.URL.Path, r.Status, r.Body, err)
-		}
+		checkUnrouted(t, req, r)
 		return
 	}
 	input := &openapi3filter.ResponseValidationInput{
@@ -314,5 +380,45 @@ func checkResponse(t *testing.T, req *http.Request, reqBody []byte, r *response)
 	}
 	if err := openapi3filter.ValidateResponse(ctx, input); err != nil {
 		t.Errorf("%s %s: response %d %s does not match the OpenAPI document: %v", req.Method, req.URL.Path, r.Status, r.Body, err)
+	}
+}
+
+// unroutedResponses names the document's shared response for each status a
+// request outside its operations can get.
+var unroutedResponses = map[int]string{
+	http.StatusNotFound:         "NotFound",
+	http.StatusMethodNotAllowed: "MethodNotAllowed",
+}
+
+// checkUnrouted checks a response to a request the document has no
+// operation for against the shared response of its status: body schema and
+// required headers.
+func checkUnrouted(t *testing.T, req *http.Request, r *response) {
+	t.Helper()
+	var v any
+	if err := json.Unmarshal(r.Body, &v); err != nil {
+		t.Fatalf("%s %s: body is not JSON: %s", req.Method, req.URL.Path, r.Body)
+	}
+	name, ok := unroutedResponses[r.Status]
+	if !ok {
+		t.Errorf("%s %s (no route in the document): status %d; want one of %v", req.Method, req.URL.Path, r.Status, unroutedResponses)
+		return
+	}
+	resp := specDoc.Components.Responses[name].Value
+	schema := resp.Content.Get("application/json").Schema.Value
+	if err := schema.VisitJSON(v, openapi3.EnableJSONSchema2020()); err != nil {
+		t.Errorf("%s %s (no route in the document): %d %s does not match the %s response: %v", req.Method, req.URL.Path, r.Status, r.Body, name, err)
+	}
+	for h, ref := range resp.Headers {
+		val := r.Header.Get(h)
+		if val == "" {
+			if ref.Value.Required {
+				t.Errorf("%s %s (no route in the document): %d has no %s header; the %s response requires it", req.Method, req.URL.Path, r.Status, h, name)
+			}
+			continue
+		}
+		if err := ref.Value.Schema.Value.VisitJSON(val, openapi3.EnableJSONSchema2020()); err != nil {
+			t.Errorf("%s %s (no route in the document): header %s: %q does not match the %s response: %v", req.Method, req.URL.Path, h, val, name, err)
+		}
 	}
 }

@@ -37,6 +37,11 @@ func (r *router) handle(pattern string, h http.Handler) {
 		r.mux.Handle(p, methodSwitch(p, byMethod))
 	}
 	byMethod[method] = h
+	if method == http.MethodGet {
+		// As http.ServeMux does: a GET route answers HEAD (the server sends
+		// the headers alone), which load balancers' health checks use.
+		byMethod[http.MethodHead] = h
+	}
 }
 
 func (r *router) ServeHTTP(w http.ResponseWriter, req *http.Request) {

@@ -20,6 +20,17 @@ func addRoutes(r *router, d Deps) {
 	r.handle("GET /v1/stores/{storeId}/checkouts/{checkoutId}", merchant(api.HandleGetCheckout(d.Service)))
 	r.handle("GET /v1/openapi.json", openapi.Handler())
 
+	// The hosted payment page (HTML; internal/page).
+	pg := d.Page
+	r.handle("GET /invoice/{id}", pg.HandleInvoice())
+	r.handle("GET /invoice/{id}/status", pg.HandleStatus())
+	r.handle("POST /invoice/{id}/card", pg.HandleCard())
+	r.handle("POST /invoice/{id}/crypto", pg.HandleCryptoQuote())
+	r.handle("POST /invoice/{id}/crypto/simulate", pg.HandleCryptoSimulate())
+	r.handle("POST /invoice/{id}/skins", pg.HandleSkins())
+	r.handle("GET /invoice/", pg.HandleNotFound())
+	r.handle("GET /assets/{name}", pg.HandleAsset())
+
 	// Operations.
 	r.handle("GET /healthz", handleHealthz())
 	r.handle("GET /readyz", handleReadyz(d.Service))

@@ -56,7 +56,7 @@ var anySecret = regexp.MustCompile(`ck_(test|live)_[sh]k_|whsec_`)
 // No API key secret, webhook signing secret or Authorization header reaches
 // the server's log, a request log or an error message, however a request
 // carries one: header, body, path, query, or an internal error quoting it.
-func TestSecretsNeverLogged(t *testing.T) {
+func TestNoSecretReachesLogsOrErrors(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		logBuf := &lockedBuffer{}
 		log := slog.New(api.LogHandler{Handler: slog.NewJSONHandler(logBuf, &slog.HandlerOptions{Level: slog.LevelDebug})})

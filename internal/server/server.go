@@ -10,6 +10,7 @@ import (
 	"github.com/checkoutd/checkoutd/internal/api"
 	"github.com/checkoutd/checkoutd/internal/clock"
 	"github.com/checkoutd/checkoutd/internal/metrics"
+	"github.com/checkoutd/checkoutd/internal/page"
 	"github.com/checkoutd/checkoutd/internal/service"
 )
 
@@ -26,6 +27,8 @@ type Deps struct {
 	// HideMetrics leaves /metrics off this handler, for an operator who
 	// serves it on a listener of its own (MetricsHandler) or not at all.
 	HideMetrics bool
+	// Page is the hosted payment page; one over Service when nil.
+	Page *page.Page
 }
 
 // New returns the whole HTTP surface of checkoutd as one handler.
@@ -38,6 +41,9 @@ func New(d Deps) http.Handler {
 	}
 	if d.Metrics == nil {
 		d.Metrics = metrics.NewRegistry()
+	}
+	if d.Page == nil {
+		d.Page = page.New(d.Service, d.Logger)
 	}
 	r := newRouter()
 	addRoutes(r, d)

@@ -16,6 +16,7 @@ import (
 
 	"github.com/checkoutd/checkoutd/checkout"
 	"github.com/checkoutd/checkoutd/internal/clock"
+	"github.com/checkoutd/checkoutd/internal/pay"
 )
 
 // Config configures a Service.
@@ -37,6 +38,9 @@ type Config struct {
 	// deliveries commits: it wakes the dispatcher, so a new event's first
 	// attempt starts at once rather than at the next poll.
 	Notify func()
+	// Processors are the payment processors of each mode; a mode without
+	// one for a method does not offer the method.
+	Processors pay.Registry
 	// CacheNow is the clock of those caches: time.Now when nil. They bound
 	// staleness in real time, so they do not follow Now; tests that check
 	// revocation move this one.
@@ -51,6 +55,7 @@ type Service struct {
 	log             *slog.Logger
 	urls            URLChecker
 	notify          func()
+	procs           pay.Registry
 	keys            *ttlCache[*checkout.APIKey]
 	merchants       *ttlCache[*checkout.Merchant]
 	counts          struct{ created, expired modeCounter }
@@ -108,6 +113,7 @@ func New(cfg Config) *Service {
 		log:             cfg.Logger,
 		urls:            cfg.URLs,
 		notify:          cfg.Notify,
+		procs:           cfg.Processors,
 		keys:            newTTLCache[*checkout.APIKey](cfg.KeyCacheTTL, 10000, cfg.CacheNow),
 		merchants:       newTTLCache[*checkout.Merchant](cfg.KeyCacheTTL, 10000, cfg.CacheNow),
 	}

@@ -183,17 +183,7 @@ func (s *Service) expire(ctx context.Context, m *checkout.Merchant, id string) (
 		if !sess.ExpiryDue(now) {
 			return nil // completed, expired or paid meanwhile
 		}
-		if err := sess.Expire(now); err != nil {
-			return err
-		}
-		if err := tx.SessionUpdate(ctx, sess); err != nil {
-			return err
-		}
-		data, err := json.Marshal(sess.View(m, s.checkoutBaseURL))
-		if err != nil {
-			return err
-		}
-		if err := s.emit(ctx, tx, sess.MerchantID, sess.Mode, checkout.EventCheckoutExpired, data); err != nil {
+		if err := s.expireLocked(ctx, tx, m, sess, now); err != nil {
 			return err
 		}
 		expired = true

@@ -55,6 +55,7 @@ type DB struct {
 	read    *sql.DB
 	stmts   stmtCache
 	errs    struct{ unavailable, canceled, other atomic.Int64 }
+	closed  atomic.Bool
 }
 
 var _ checkout.Store = (*DB)(nil)
@@ -67,8 +68,10 @@ func New(d Dialect, write, read *sql.DB) *DB {
 // Dialect returns the name of the database: "sqlite" or "postgres".
 func (db *DB) Dialect() string { return db.dialect.Name }
 
-// Close closes both pools.
+// Close closes both pools. Work asked of the store afterwards fails with
+// service_unavailable.
 func (db *DB) Close() error {
+	db.closed.Store(true)
 	db.stmts.close()
 	err := db.write.Close()
 	if db.read != db.write {
@@ -102,6 +105,13 @@ func (db *DB) translate(err error) error {
 			db.errs.unavailable.Add(1)
 		}
 		return err
+	}
+	if db.closed.Load() {
+		// database/sql reports a closed pool with an error of its own that
+		// no dialect sees; to a client it is a database that does not
+		// answer (a request that races a node's shutdown), worth a retry.
+		db.errs.unavailable.Add(1)
+		return &checkout.Error{Code: checkout.EUnavailable, Message: "The database is unavailable; try again shortly.", Err: err}
 	}
 	db.errs.other.Add(1)
 	return checkout.Internal(err)

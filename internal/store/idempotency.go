@@ -28,12 +28,28 @@ func (db *DB) IdempotencyGet(ctx context.Context, merchantID string, mode checko
 	return &r, nil
 }
 
-// IdempotencyInsert saves the outcome of a create request.
+// IdempotencyInsert saves the outcome of a create request. A record of the
+// key whose window has ended (one the purge has not reached yet) is
+// replaced; a live one is a conflict.
 func (tx *Tx) IdempotencyInsert(ctx context.Context, r *checkout.IdempotencyRecord) error {
-	_, err := tx.exec(ctx, `INSERT INTO idempotency_keys (store_id, mode, key, request_hash, status_code, body, created_at)
-		VALUES ($1, $2, $3, $4, $5, $6, $7)`,
-		r.MerchantID, string(r.Mode), r.Key, r.RequestHash, r.StatusCode, string(r.Body), r.CreatedAt.Unix())
-	return tx.db.translate(err)
+	res, err := tx.exec(ctx, `INSERT INTO idempotency_keys (store_id, mode, key, request_hash, status_code, body, created_at)
+		VALUES ($1, $2, $3, $4, $5, $6, $7)
+		ON CONFLICT (store_id, mode, key) DO UPDATE SET request_hash = excluded.request_hash,
+			status_code = excluded.status_code, body = excluded.body, created_at = excluded.created_at
+		WHERE idempotency_keys.created_at <= $8`,
+		r.MerchantID, string(r.Mode), r.Key, r.RequestHash, r.StatusCode, string(r.Body), r.CreatedAt.Unix(),
+		r.CreatedAt.Add(-checkout.IdempotencyWindow).Unix())
+	if err != nil {
+		return tx.db.translate(err)
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return tx.db.translate(err)
+	}
+	if n == 0 {
+		return &checkout.Error{Code: checkout.EConflict, Message: "The idempotency key is taken."}
+	}
+	return nil
 }
 
 // IdempotencyPurge deletes records created before t.

@@ -3,7 +3,9 @@ package store
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/checkoutd/checkoutd/checkout"
@@ -19,16 +21,34 @@ type queryer interface {
 // scanner is what *sql.Row and *sql.Rows share.
 type scanner interface{ Scan(dest ...any) error }
 
-const merchantColumns = `id, name, currency, website, statement_descriptor, created_at`
+const merchantColumns = `id, name, currency, website, statement_descriptor, created_at, pricing`
 
 func scanMerchant(row scanner) (*checkout.Merchant, error) {
 	var m checkout.Merchant
 	var created int64
-	if err := row.Scan(&m.ID, &m.Name, &m.Currency, &m.Website, &m.StatementDescriptor, &created); err != nil {
+	var pricing string
+	if err := row.Scan(&m.ID, &m.Name, &m.Currency, &m.Website, &m.StatementDescriptor, &created, &pricing); err != nil {
 		return nil, err
 	}
 	m.CreatedAt = time.Unix(created, 0)
+	m.Pricing = checkout.DefaultPricing
+	if pricing != "" {
+		if err := json.Unmarshal([]byte(pricing), &m.Pricing); err != nil {
+			return nil, fmt.Errorf("store %s: pricing: %w", m.ID, err)
+		}
+	}
 	return &m, nil
+}
+
+// pricingText is a store's pricing as stored: ” for the defaults, so that
+// stores created before pricing existed, and those left at the defaults,
+// follow the defaults.
+func pricingText(p checkout.Pricing) (string, error) {
+	if p == checkout.DefaultPricing {
+		return "", nil
+	}
+	b, err := json.Marshal(p)
+	return string(b), err
 }
 
 // MerchantGet returns a store by id.
@@ -51,8 +71,12 @@ func (db *DB) MerchantList(ctx context.Context) ([]*checkout.Merchant, error) {
 
 // MerchantInsert stores a new store.
 func (tx *Tx) MerchantInsert(ctx context.Context, m *checkout.Merchant) error {
-	_, err := tx.exec(ctx, `INSERT INTO stores (`+merchantColumns+`) VALUES ($1, $2, $3, $4, $5, $6)`,
-		m.ID, m.Name, m.Currency, m.Website, m.StatementDescriptor, m.CreatedAt.Unix())
+	pricing, err := pricingText(m.Pricing)
+	if err != nil {
+		return err
+	}
+	_, err = tx.exec(ctx, `INSERT INTO stores (`+merchantColumns+`) VALUES ($1, $2, $3, $4, $5, $6, $7)`,
+		m.ID, m.Name, m.Currency, m.Website, m.StatementDescriptor, m.CreatedAt.Unix(), pricing)
 	return tx.db.translate(err)
 }
 

@@ -13,7 +13,7 @@ import (
 
 const sessionColumns = `id, store_id, mode, status, title, description, currency, amount, discount_amount, tax_amount, total_amount,
 	items, customer_email, customer_name, metadata, return_url, cancel_url, payment_id, payment_in_progress,
-	created_at, expires_at, completed_at`
+	created_at, expires_at, completed_at, active_payment_id`
 
 func scanSession(row scanner) (*checkout.Session, error) {
 	var s checkout.Session
@@ -24,7 +24,7 @@ func scanSession(row scanner) (*checkout.Session, error) {
 	err := row.Scan(&s.ID, &s.MerchantID, &s.Mode, &s.Status, &s.Title, &s.Description, &s.Currency,
 		&s.Amount, &s.DiscountAmount, &s.TaxAmount, &s.TotalAmount,
 		&items, &s.Customer.Email, &s.Customer.Name, &metadata, &s.ReturnURL, &s.CancelURL, &s.PaymentID, &inProgress,
-		&created, &expires, &completed)
+		&created, &expires, &completed, &s.ActivePaymentID)
 	if err != nil {
 		return nil, err
 	}
@@ -76,11 +76,11 @@ func (tx *Tx) SessionInsert(ctx context.Context, s *checkout.Session) error {
 		return err
 	}
 	_, err = tx.exec(ctx, `INSERT INTO sessions (`+sessionColumns+`)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22)`,
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23)`,
 		s.ID, s.MerchantID, string(s.Mode), string(s.Status), s.Title, s.Description, s.Currency,
 		s.Amount, s.DiscountAmount, s.TaxAmount, s.TotalAmount,
 		string(items), s.Customer.Email, s.Customer.Name, string(metadata), s.ReturnURL, s.CancelURL, s.PaymentID, boolInt(s.PaymentInProgress),
-		s.CreatedAt.Unix(), s.ExpiresAt.Unix(), unixPtr(s.CompletedAt))
+		s.CreatedAt.Unix(), s.ExpiresAt.Unix(), unixPtr(s.CompletedAt), s.ActivePaymentID)
 	return tx.db.translate(err)
 }
 
@@ -95,8 +95,8 @@ func (tx *Tx) SessionGetForUpdate(ctx context.Context, id string) (*checkout.Ses
 
 // SessionUpdate writes the mutable fields of a session.
 func (tx *Tx) SessionUpdate(ctx context.Context, s *checkout.Session) error {
-	res, err := tx.exec(ctx, `UPDATE sessions SET status = $2, payment_id = $3, completed_at = $4, payment_in_progress = $5 WHERE id = $1`,
-		s.ID, string(s.Status), s.PaymentID, unixPtr(s.CompletedAt), boolInt(s.PaymentInProgress))
+	res, err := tx.exec(ctx, `UPDATE sessions SET status = $2, payment_id = $3, completed_at = $4, payment_in_progress = $5, active_payment_id = $6 WHERE id = $1`,
+		s.ID, string(s.Status), s.PaymentID, unixPtr(s.CompletedAt), boolInt(s.PaymentInProgress), s.ActivePaymentID)
 	if err != nil {
 		return tx.db.translate(err)
 	}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"reflect"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -824,6 +825,28 @@ func testIdempotencyConflict(t *testing.T, db *store.DB) {
 	}
 	// The same key in another mode or store is another record.
 	insertIdempotency(t, db, newIdempotency(m, checkout.ModeLive, "k", base), newIdempotency(other, checkout.ModeTest, "k", base))
+
+	// A record whose window is over, not purged yet, gives way to a new
+	// one; until then it stands.
+	for _, tt := range []struct {
+		after time.Duration
+		code  string
+	}{
+		{checkout.IdempotencyWindow - time.Second, checkout.EConflict},
+		{checkout.IdempotencyWindow, ""},
+	} {
+		next := second
+		next.CreatedAt = base.Add(tt.after)
+		err := db.InTx(ctx, func(tx checkout.Tx) error { return tx.IdempotencyInsert(ctx, &next) })
+		wantCode(t, fmt.Sprintf("IdempotencyInsert %v later", tt.after), err, tt.code)
+		want := r
+		if tt.code == "" {
+			want = &next
+		}
+		if got, _ := db.IdempotencyGet(ctx, m.ID, checkout.ModeTest, "k"); !reflect.DeepEqual(got, want) {
+			t.Errorf("after IdempotencyInsert %v later, IdempotencyGet = %+v; want %+v", tt.after, got, want)
+		}
+	}
 }
 
 func testIdempotencyPurge(t *testing.T, db *store.DB) {
@@ -1163,21 +1186,24 @@ func testInTxIsolation(t *testing.T, db *store.DB) {
 	}
 }
 
-// After Close the store refuses work with an error rather than hang or
-// panic.
+// After Close the store refuses work with service_unavailable rather than
+// hang or panic.
 func testClose(t *testing.T, db *store.DB) {
 	ctx := context.Background()
 	m := newMerchant(t, db, "Acme", base)
 	if err := db.Close(); err != nil {
 		t.Fatalf("Close = %v", err)
 	}
-	if err := db.Ping(ctx); err == nil {
-		t.Errorf("Ping after Close = nil; want an error")
+	if err := db.Ping(ctx); !checkout.IsCode(err, checkout.EUnavailable) {
+		t.Errorf("Ping after Close = %v; want service_unavailable", err)
 	}
-	if _, err := db.MerchantGet(ctx, m.ID); err == nil {
-		t.Errorf("MerchantGet after Close = nil error")
+	if _, err := db.MerchantGet(ctx, m.ID); !checkout.IsCode(err, checkout.EUnavailable) {
+		t.Errorf("MerchantGet after Close = %v; want service_unavailable", err)
 	}
-	if err := db.InTx(ctx, func(tx checkout.Tx) error { return nil }); err == nil {
-		t.Errorf("InTx after Close = nil; want an error")
+	if _, err := db.SessionGet(ctx, "cs_"+strings.Repeat("0", 64)); !checkout.IsCode(err, checkout.EUnavailable) {
+		t.Errorf("SessionGet after Close = %v; want service_unavailable", err)
+	}
+	if err := db.InTx(ctx, func(tx checkout.Tx) error { return nil }); !checkout.IsCode(err, checkout.EUnavailable) {
+		t.Errorf("InTx after Close = %v; want service_unavailable", err)
 	}
 }

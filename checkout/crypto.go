@@ -1,0 +1,162 @@
+package checkout
+
+import (
+	"math/big"
+	"strings"
+	"time"
+)
+
+// Coin is a cryptocurrency the page takes.
+type Coin struct {
+	Code string // BTC
+	Name string // Bitcoin
+	// Decimals is how many base units make one coin, as a power of ten:
+	// 8 for satoshi, 18 for wei, 9 for lamports.
+	Decimals int
+	// BaseUnit names the base unit (satoshi).
+	BaseUnit string
+	// Confirmations is how many the service waits for before a payment
+	// counts, and BlockTime how long one takes: together SPEC.md's
+	// timescale (Solana and Ethereum under a minute, Bitcoin and Litecoin 10
+	// to 30 minutes).
+	Confirmations int
+	BlockTime     time.Duration
+	// URIScheme starts the payment URI of the QR code (BIP 21 and its
+	// equivalents).
+	URIScheme string
+}
+
+// Coins lists the coins in the order the page offers them.
+var Coins = []Coin{
+	{Code: "BTC", Name: "Bitcoin", Decimals: 8, BaseUnit: "satoshi", Confirmations: 2, BlockTime: 10 * time.Minute, URIScheme: "bitcoin"},
+	{Code: "LTC", Name: "Litecoin", Decimals: 8, BaseUnit: "litoshi", Confirmations: 6, BlockTime: 150 * time.Second, URIScheme: "litecoin"},
+	{Code: "ETH", Name: "Ethereum", Decimals: 18, BaseUnit: "wei", Confirmations: 4, BlockTime: 12 * time.Second, URIScheme: "ethereum"},
+	{Code: "SOL", Name: "Solana", Decimals: 9, BaseUnit: "lamport", Confirmations: 32, BlockTime: 400 * time.Millisecond, URIScheme: "solana"},
+}
+
+// CoinByCode returns the coin of an upper- or lower-case code.
+func CoinByCode(code string) (Coin, bool) {
+	code = strings.ToUpper(code)
+	for _, c := range Coins {
+		if c.Code == code {
+			return c, true
+		}
+	}
+	return Coin{}, false
+}
+
+// ConfirmationTime is how long after its broadcast a payment in c counts.
+func (c Coin) ConfirmationTime() time.Duration {
+	return time.Duration(c.Confirmations) * c.BlockTime
+}
+
+// ConfirmationsAt returns how many confirmations a transaction broadcast at
+// broadcast has at now, at most the number needed.
+func (c Coin) ConfirmationsAt(broadcast, now time.Time) int {
+	if now.Before(broadcast) {
+		return 0
+	}
+	n := int(now.Sub(broadcast) / c.BlockTime)
+	return min(n, c.Confirmations)
+}
+
+// CoinAmount converts amount minor units of currency into base units of c
+// at price: the price of one coin in minor units of the currency. It rounds
+// up, so the merchant is never paid short. Exact integer arithmetic
+// throughout.
+func CoinAmount(amount int64, c Coin, price int64) *big.Int {
+	num := new(big.Int).Mul(big.NewInt(amount), pow10(c.Decimals))
+	den := big.NewInt(price)
+	q, r := new(big.Int).QuoRem(num, den, new(big.Int))
+	if r.Sign() > 0 {
+		q.Add(q, big.NewInt(1))
+	}
+	return q
+}
+
+// FormatCoin renders base units of c as coins, without trailing zeros:
+// "0.00051234" BTC for 51234 satoshi. base is a decimal integer string.
+func FormatCoin(base string, c Coin) string {
+	n, ok := new(big.Int).SetString(base, 10)
+	if !ok || n.Sign() < 0 {
+		return base
+	}
+	s := n.String()
+	if len(s) <= c.Decimals {
+		s = strings.Repeat("0", c.Decimals-len(s)+1) + s
+	}
+	whole, frac := s[:len(s)-c.Decimals], strings.TrimRight(s[len(s)-c.Decimals:], "0")
+	if frac == "" {
+		return whole
+	}
+	return whole + "." + frac
+}
+
+func pow10(n int) *big.Int {
+	return new(big.Int).Exp(big.NewInt(10), big.NewInt(int64(n)), nil)
+}
+
+// CryptoQuote is the address and amount a session was offered for a coin.
+type CryptoQuote struct {
+	SessionID  string
+	Coin       string
+	Address    string
+	AmountBase string // decimal integer of base units
+	CreatedAt  time.Time
+}
+
+// PaymentURI is what the QR code holds: the coin's URI scheme, the address
+// and the amount in coins.
+func (q *CryptoQuote) PaymentURI() string {
+	c, _ := CoinByCode(q.Coin)
+	amount := FormatCoin(q.AmountBase, c)
+	switch c.Code {
+	case "ETH":
+		// EIP-681 takes the value in wei.
+		return c.URIScheme + ":" + q.Address + "?value=" + q.AmountBase
+	default:
+		return c.URIScheme + ":" + q.Address + "?amount=" + amount
+	}
+}
+
+// FormatAmount renders minor units of an ISO 4217 currency for people:
+// "$1,234.56", "¥1,500", "1,234.567 KWD". Integers only: the exponent of
+// the currency places the decimal point.
+func FormatAmount(amount int64, currency string) string {
+	exp := CurrencyExponent(currency)
+	neg := amount < 0
+	if neg {
+		amount = -amount
+	}
+	digits := big.NewInt(amount).String()
+	if len(digits) <= exp {
+		digits = strings.Repeat("0", exp-len(digits)+1) + digits
+	}
+	whole, frac := digits[:len(digits)-exp], digits[len(digits)-exp:]
+	var b strings.Builder
+	for i, r := range whole {
+		if i > 0 && (len(whole)-i)%3 == 0 {
+			b.WriteByte(',')
+		}
+		b.WriteRune(r)
+	}
+	num := b.String()
+	if frac != "" {
+		num += "." + frac
+	}
+	sign := ""
+	if neg {
+		sign = "-"
+	}
+	if sym, ok := currencySymbols[currency]; ok {
+		return sign + sym + num
+	}
+	return sign + num + " " + currency
+}
+
+// currencySymbols are the symbols that name one currency unambiguously
+// enough for a payment page; every other currency is shown by its code.
+var currencySymbols = map[string]string{
+	"USD": "$", "EUR": "€", "GBP": "£", "JPY": "¥", "INR": "₹", "KRW": "₩",
+	"ILS": "₪", "NGN": "₦", "PHP": "₱", "UAH": "₴", "VND": "₫", "TRY": "₺",
+}

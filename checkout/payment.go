@@ -1,0 +1,395 @@
+package checkout
+
+import (
+	"fmt"
+	"time"
+)
+
+// PaymentMethod is how a buyer pays.
+type PaymentMethod string
+
+// Payment methods (DESIGN.md section 7).
+const (
+	MethodCard   PaymentMethod = "card"
+	MethodCrypto PaymentMethod = "crypto"
+	MethodSkins  PaymentMethod = "skins"
+)
+
+// PaymentMethods lists every method in the order the page offers them.
+var PaymentMethods = []PaymentMethod{MethodCard, MethodCrypto, MethodSkins}
+
+// PaymentStatus is the state of a payment.
+//
+//	processing ──► succeeded ──► partially_refunded ──► refunded
+//	    │              │  ▲              │
+//	    ▼              ▼  │ (won)        ▼
+//	  failed         disputed ──► dispute_lost (lost)
+type PaymentStatus string
+
+// Payment statuses.
+const (
+	PaymentProcessing        PaymentStatus = "processing"
+	PaymentSucceeded         PaymentStatus = "succeeded"
+	PaymentFailed            PaymentStatus = "failed"
+	PaymentPartiallyRefunded PaymentStatus = "partially_refunded"
+	PaymentRefunded          PaymentStatus = "refunded"
+	PaymentDisputed          PaymentStatus = "disputed"
+	PaymentDisputeLost       PaymentStatus = "dispute_lost"
+)
+
+// Captured reports whether the payment's money was collected: it succeeded,
+// whatever happened after (refunds, disputes).
+func (s PaymentStatus) Captured() bool {
+	switch s {
+	case PaymentSucceeded, PaymentPartiallyRefunded, PaymentRefunded, PaymentDisputed, PaymentDisputeLost:
+		return true
+	}
+	return false
+}
+
+// Failure codes of a failed payment. The card declines are those of the
+// test cards (DESIGN.md section 7); the rest say why a payment that was not
+// declined by its processor still could not pay the session.
+const (
+	FailCardDeclined      = "card_declined"
+	FailInsufficientFunds = "insufficient_funds"
+	FailExpiredCard       = "expired_card"
+	FailIncorrectCVC      = "incorrect_cvc"
+	FailProcessingError   = "processing_error"
+	FailTestModeLiveCard  = "test_mode_live_card"
+	// FailSessionExpired: the money arrived after the session expired (late
+	// crypto). The payment shows in the dashboard, to be refunded.
+	FailSessionExpired = "session_expired"
+	// FailSessionCompleted: the money arrived for a session another payment
+	// had already paid. Also to be refunded.
+	FailSessionCompleted = "session_completed"
+	// FailDuplicatePayment: the money arrived while another payment held
+	// the session. To be refunded.
+	FailDuplicatePayment = "duplicate_payment"
+	// FailTradeReversed: a skins trade was reversed during its hold.
+	FailTradeReversed = "trade_reversed"
+)
+
+// failureMessages are the buyer-facing explanations of failure codes.
+var failureMessages = map[string]string{
+	FailCardDeclined:      "Your card was declined.",
+	FailInsufficientFunds: "Your card has insufficient funds.",
+	FailExpiredCard:       "Your card has expired.",
+	FailIncorrectCVC:      "Your card's security code (CVC) is incorrect.",
+	FailProcessingError:   "An error occurred while processing your card. Try again in a little while.",
+	FailTestModeLiveCard:  "Your card was declined: this checkout is in test mode, where only test cards work.",
+	FailSessionExpired:    "The payment arrived after the checkout had expired.",
+	FailSessionCompleted:  "The payment arrived after the checkout had already been paid.",
+	FailDuplicatePayment:  "The payment arrived while another payment for the checkout was on its way.",
+	FailTradeReversed:     "The trade was reversed during the platform's trade hold.",
+}
+
+// FailureMessage returns the buyer-facing explanation of a failure code.
+func FailureMessage(code string) string {
+	if m, ok := failureMessages[code]; ok {
+		return m
+	}
+	return "The payment failed."
+}
+
+// Payment is one attempt to pay a session, successful or not.
+type Payment struct {
+	ID         string
+	SessionID  string
+	MerchantID string
+	Mode       Mode
+	Method     PaymentMethod
+	Status     PaymentStatus
+	// Amount is what the payment collects, in the session's currency: the
+	// session's total.
+	Amount         int64
+	AmountRefunded int64
+	// Fee is what the service keeps, from the store's pricing; set when the
+	// payment succeeds, 0 before and for failed payments.
+	Fee      int64
+	Currency string
+
+	CardBrand    *string
+	CardLast4    *string
+	BuyerCountry *string
+	CustomerName *string
+	// ReceiptEmail is where the buyer asked for the receipt: the session's
+	// customer email unless the buyer changed it on the page.
+	ReceiptEmail *string
+
+	FailureCode    *string
+	FailureMessage *string
+
+	Crypto *CryptoDetails
+	Skins  *SkinsDetails
+
+	// DueAt is when a background job next has to look at the payment: a
+	// crypto payment's confirmation, the end of a skins trade hold, a test
+	// dispute opening, a card charge whose outcome is unknown. Nil when
+	// nothing is scheduled.
+	DueAt *time.Time
+	// DisputeOnSuccess opens a dispute a moment after the payment succeeds
+	// (the test card 4000 0000 0000 0259).
+	DisputeOnSuccess bool
+
+	CreatedAt   time.Time
+	UpdatedAt   time.Time
+	SucceededAt *time.Time
+}
+
+// CryptoDetails are what a crypto payment was sent with.
+type CryptoDetails struct {
+	Coin    string `json:"coin"`
+	Address string `json:"address"`
+	// AmountBase is the amount in the coin's base units (satoshi, litoshi,
+	// wei, lamports) as a decimal integer string: wei overflow int64 for
+	// large totals, and no float may hold money.
+	AmountBase    string `json:"amount_base"`
+	TxHash        string `json:"tx_hash"`
+	Confirmations int    `json:"confirmations_needed"`
+	// BroadcastAt is when the transaction was seen on the network.
+	BroadcastAt int64 `json:"broadcast_at"`
+}
+
+// SkinsDetails are the game items of a skins trade.
+type SkinsDetails struct {
+	TradeID string     `json:"trade_id"`
+	Items   []SkinItem `json:"items"`
+	// Value is what the items are worth in the session's currency's minor
+	// units; at least the session's total.
+	Value int64 `json:"value"`
+	// HoldUntil is when the game platform's trade hold ends (Unix seconds).
+	HoldUntil int64 `json:"hold_until"`
+}
+
+// SkinItem is one game item of a buyer's inventory.
+type SkinItem struct {
+	ID    string `json:"id"`
+	Name  string `json:"name"`
+	Value int64  `json:"value"`
+}
+
+// Net is what the merchant receives: amount less fee and refunds, for a
+// captured payment; 0 for one that collected nothing (yet).
+func (p *Payment) Net() int64 {
+	if !p.Status.Captured() {
+		return 0
+	}
+	return p.Amount - p.Fee - p.AmountRefunded
+}
+
+// NewPayment returns a processing payment of session s by method, created
+// at now.
+func NewPayment(s *Session, method PaymentMethod, now time.Time) *Payment {
+	now = now.Truncate(time.Millisecond)
+	return &Payment{
+		ID:           NewPaymentID(),
+		SessionID:    s.ID,
+		MerchantID:   s.MerchantID,
+		Mode:         s.Mode,
+		Method:       method,
+		Status:       PaymentProcessing,
+		Amount:       s.TotalAmount,
+		Currency:     s.Currency,
+		CustomerName: s.Customer.Name,
+		ReceiptEmail: s.Customer.Email,
+		CreatedAt:    now,
+		UpdatedAt:    now,
+	}
+}
+
+// Succeed moves a processing payment to succeeded at now and charges the
+// fee of pricing.
+func (p *Payment) Succeed(pricing Pricing, now time.Time) error {
+	if p.Status != PaymentProcessing {
+		return Errorf(EConflict, "payment %s cannot succeed: it is %s", p.ID, p.Status)
+	}
+	t := now.Truncate(time.Second)
+	p.Status = PaymentSucceeded
+	p.Fee = pricing.Fee(p.Method, p.Amount)
+	p.SucceededAt = &t
+	p.DueAt = nil
+	p.UpdatedAt = now
+	return nil
+}
+
+// Fail moves a processing payment to failed at now with a failure code.
+func (p *Payment) Fail(code string, now time.Time) error {
+	if p.Status != PaymentProcessing {
+		return Errorf(EConflict, "payment %s cannot fail: it is %s", p.ID, p.Status)
+	}
+	msg := FailureMessage(code)
+	p.Status = PaymentFailed
+	p.FailureCode = &code
+	p.FailureMessage = &msg
+	p.Fee = 0
+	p.DueAt = nil
+	p.UpdatedAt = now
+	return nil
+}
+
+// OpenDispute moves a captured payment that is not yet disputed to disputed.
+func (p *Payment) OpenDispute(now time.Time) error {
+	if p.Status != PaymentSucceeded && p.Status != PaymentPartiallyRefunded {
+		return Errorf(EConflict, "payment %s cannot be disputed: it is %s", p.ID, p.Status)
+	}
+	p.Status = PaymentDisputed
+	p.DueAt = nil
+	p.UpdatedAt = now
+	return nil
+}
+
+// Pricing is what the service charges a store per payment method: a
+// percentage in basis points (1/100 of a percent) plus a fixed amount in
+// minor units.
+type Pricing struct {
+	CardBasisPoints   int64 `json:"card_bps"`
+	CardFixed         int64 `json:"card_fixed"`
+	CryptoBasisPoints int64 `json:"crypto_bps"`
+	CryptoFixed       int64 `json:"crypto_fixed"`
+	SkinsBasisPoints  int64 `json:"skins_bps"`
+	SkinsFixed        int64 `json:"skins_fixed"`
+}
+
+// DefaultPricing is DESIGN.md's: card 2.9% + 30, crypto 1%, skins 5%.
+var DefaultPricing = Pricing{
+	CardBasisPoints: 290, CardFixed: 30,
+	CryptoBasisPoints: 100,
+	SkinsBasisPoints:  500,
+}
+
+// Fee returns the fee of a payment of amount by method: the percentage
+// rounded half up to a whole minor unit, plus the fixed part, never more
+// than the amount.
+func (p Pricing) Fee(method PaymentMethod, amount int64) int64 {
+	var bps, fixed int64
+	switch method {
+	case MethodCard:
+		bps, fixed = p.CardBasisPoints, p.CardFixed
+	case MethodCrypto:
+		bps, fixed = p.CryptoBasisPoints, p.CryptoFixed
+	case MethodSkins:
+		bps, fixed = p.SkinsBasisPoints, p.SkinsFixed
+	}
+	// amount ≤ 10^8 and bps ≤ 10^4 keep the product far from overflow.
+	fee := (amount*bps+5000)/10000 + fixed
+	return min(max(fee, 0), amount)
+}
+
+// Validate checks that every part of the pricing is within sense: 0 to 100%
+// and a fixed part of 0 to 100000 minor units.
+func (p Pricing) Validate() error {
+	for _, f := range []struct {
+		name       string
+		bps, fixed int64
+	}{
+		{"card", p.CardBasisPoints, p.CardFixed},
+		{"crypto", p.CryptoBasisPoints, p.CryptoFixed},
+		{"skins", p.SkinsBasisPoints, p.SkinsFixed},
+	} {
+		if f.bps < 0 || f.bps > 10000 {
+			return Errorf(EValidationFailed, "The %s fee must be 0%% to 100%%.", f.name)
+		}
+		if f.fixed < 0 || f.fixed > 100000 {
+			return Errorf(EValidationFailed, "The %s fixed fee must be 0 to 100000 minor units.", f.name)
+		}
+	}
+	return nil
+}
+
+// PaymentJSON is a payment as webhook events carry it: SPEC.md's fields,
+// with object and livemode as every object has them, and why it failed.
+type PaymentJSON struct {
+	ID             string        `json:"id"`
+	Object         string        `json:"object"`
+	Livemode       bool          `json:"livemode"`
+	Status         PaymentStatus `json:"status"`
+	Amount         int64         `json:"amount"`
+	AmountRefunded int64         `json:"amount_refunded"`
+	Fee            int64         `json:"fee"`
+	Net            int64         `json:"net"`
+	Currency       string        `json:"currency"`
+	Method         PaymentMethod `json:"method"`
+	CardLast4      *string       `json:"card_last4"`
+	BuyerCountry   *string       `json:"buyer_country"`
+	CustomerName   *string       `json:"customer_name"`
+	CheckoutID     string        `json:"checkout_id"`
+	FailureCode    *string       `json:"failure_code"`
+	FailureMessage *string       `json:"failure_message"`
+	CreatedAt      int64         `json:"created_at"`
+}
+
+// View returns p as events carry it.
+func (p *Payment) View() *PaymentJSON {
+	return &PaymentJSON{
+		ID:             p.ID,
+		Object:         "payment",
+		Livemode:       p.Mode.Live(),
+		Status:         p.Status,
+		Amount:         p.Amount,
+		AmountRefunded: p.AmountRefunded,
+		Fee:            p.Fee,
+		Net:            p.Net(),
+		Currency:       p.Currency,
+		Method:         p.Method,
+		CardLast4:      p.CardLast4,
+		BuyerCountry:   p.BuyerCountry,
+		CustomerName:   p.CustomerName,
+		CheckoutID:     p.SessionID,
+		FailureCode:    p.FailureCode,
+		FailureMessage: p.FailureMessage,
+		CreatedAt:      p.CreatedAt.Unix(),
+	}
+}
+
+// MaxFailedCardAttempts is how many declined or failed card payments a
+// session takes before it refuses more: card testing (trying stolen numbers
+// one after another) is stopped on the session, whatever node serves it.
+const MaxFailedCardAttempts = 10
+
+// Decline is why a session refuses to begin a payment. The buyer is not
+// charged.
+type Decline string
+
+// Declines.
+const (
+	DeclineNone           Decline = ""
+	DeclineComplete       Decline = "session_complete"
+	DeclineExpired        Decline = "session_expired"
+	DeclineInProgress     Decline = "payment_in_progress"
+	DeclineTooManyRetries Decline = "too_many_attempts"
+	DeclineMethod         Decline = "method_unavailable"
+)
+
+// Message is the buyer-facing explanation of a decline.
+func (d Decline) Message() string {
+	switch d {
+	case DeclineComplete:
+		return "This checkout has already been paid."
+	case DeclineExpired:
+		return "This checkout has expired. Return to the store to start again."
+	case DeclineInProgress:
+		return "Another payment for this checkout is in progress. Wait for it to finish."
+	case DeclineTooManyRetries:
+		return fmt.Sprintf("This checkout refuses further card payments after %d failed attempts. Return to the store to start again.", MaxFailedCardAttempts)
+	case DeclineMethod:
+		return "This payment method is not available for this checkout."
+	}
+	return ""
+}
+
+// Error returns the decline as an error with code conflict.
+func (d Decline) Error() string { return d.Message() }
+
+// SkinsTradeHold is how long a game platform holds a traded item before it
+// can move again, and so how long a skins payment stays processing.
+const SkinsTradeHold = 7 * 24 * time.Hour
+
+// CardChargeTimeout bounds how long a card payment may stay processing
+// without an outcome (the processor did not answer, or the node stopped
+// mid-charge) before a background job asks the processor what became of it.
+const CardChargeTimeout = 2 * time.Minute
+
+// DisputeDelay is how long after it succeeds the test card 4000 0000 0000
+// 0259's payment is disputed.
+const DisputeDelay = 30 * time.Second

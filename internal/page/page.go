@@ -1,0 +1,406 @@
+package page
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"embed"
+	"encoding/hex"
+	"errors"
+	"html/template"
+	"io/fs"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"path"
+	"strings"
+	"time"
+
+	"github.com/checkoutd/checkoutd/checkout"
+	"github.com/checkoutd/checkoutd/internal/api"
+	"github.com/checkoutd/checkoutd/internal/pay"
+	"github.com/checkoutd/checkoutd/internal/service"
+)
+
+//go:embed templates/*.html
+var templateFS embed.FS
+
+//go:embed assets
+var assetFS embed.FS
+
+// maxFormBytes bounds a form post: the largest, a skins trade, is a few
+// hundred bytes.
+const maxFormBytes = 16 << 10
+
+// Page serves the hosted payment page.
+type Page struct {
+	svc    *service.Service
+	log    *slog.Logger
+	tmpl   *template.Template
+	assets map[string]asset
+	cop    *http.CrossOriginProtection
+}
+
+type asset struct {
+	body        []byte
+	contentType string
+	version     string // first hex of the SHA-256 of body, for cache busting
+}
+
+// New returns the page of svc.
+func New(svc *service.Service, log *slog.Logger) *Page {
+	if log == nil {
+		log = slog.Default()
+	}
+	p := &Page{svc: svc, log: log, assets: map[string]asset{}, cop: http.NewCrossOriginProtection()}
+	sub, _ := fs.Sub(assetFS, "assets")
+	entries, _ := fs.ReadDir(sub, ".")
+	for _, e := range entries {
+		b, _ := fs.ReadFile(sub, e.Name())
+		sum := sha256.Sum256(b)
+		ct := "text/css; charset=utf-8"
+		if path.Ext(e.Name()) == ".js" {
+			ct = "text/javascript; charset=utf-8"
+		}
+		p.assets[e.Name()] = asset{body: b, contentType: ct, version: hex.EncodeToString(sum[:6])}
+	}
+	p.tmpl = template.Must(template.New("page").Funcs(template.FuncMap{
+		"asset": func(name string) string { return "/assets/" + name + "?v=" + p.assets[name].version },
+	}).ParseFS(templateFS, "templates/*.html"))
+	p.cop.SetDenyHandler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		p.renderError(w, r, http.StatusForbidden, "This form was sent from another site, so it was not accepted.")
+	}))
+	return p
+}
+
+// HandleInvoice serves GET /invoice/{id}: the page in the session's state.
+func (p *Page) HandleInvoice() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		ps, ok := p.pageSession(w, r)
+		if !ok {
+			return
+		}
+		v, err := p.view(r.Context(), w, r, ps, "")
+		if err != nil {
+			p.fail(w, r, err)
+			return
+		}
+		p.render(w, r, http.StatusOK, ps, v)
+	})
+}
+
+// HandleCard serves POST /invoice/{id}/card: a card payment.
+func (p *Page) HandleCard() http.Handler {
+	return p.form(func(w http.ResponseWriter, r *http.Request, id string) {
+		form := pay.CardForm{
+			Number: r.PostFormValue("number"), Expiry: r.PostFormValue("expiry"),
+			CVC: r.PostFormValue("cvc"), Name: r.PostFormValue("name"), Email: r.PostFormValue("email"),
+		}
+		out, err := p.svc.PayByCard(r.Context(), id, form)
+		var ce *checkout.Error
+		if errors.As(err, &ce) && ce.Code == checkout.EValidationFailed {
+			// Show the form again with what was typed, but for the card
+			// number and CVC, which are never sent back.
+			ps, ok := p.pageSession(w, r)
+			if !ok {
+				return
+			}
+			v, err := p.view(r.Context(), w, r, ps, checkout.MethodCard)
+			if err != nil {
+				p.fail(w, r, err)
+				return
+			}
+			v.Form = cardFormView{Expiry: form.Expiry, Name: form.Name, Errors: map[string]string{}}
+			v.Email = form.Email
+			for _, d := range ce.Details {
+				if _, seen := v.Form.Errors[d.Param]; !seen {
+					v.Form.Errors[d.Param] = d.Message
+				}
+			}
+			p.render(w, r, http.StatusBadRequest, ps, v)
+			return
+		}
+		p.afterPayment(w, r, id, checkout.MethodCard, out, err)
+	})
+}
+
+// HandleCryptoQuote serves POST /invoice/{id}/crypto: the buyer picked a
+// coin; the page then shows its address, amount and QR code.
+func (p *Page) HandleCryptoQuote() http.Handler {
+	return p.form(func(w http.ResponseWriter, r *http.Request, id string) {
+		coin := r.PostFormValue("coin")
+		if _, err := p.svc.CryptoQuote(r.Context(), id, coin); err != nil {
+			p.declined(w, r, id, checkout.MethodCrypto, err)
+			return
+		}
+		c, _ := checkout.CoinByCode(coin)
+		p.redirect(w, r, id, url.Values{"method": {"crypto"}, "coin": {c.Code}})
+	})
+}
+
+// HandleCryptoSimulate serves POST /invoice/{id}/crypto/simulate: the
+// test-mode control that broadcasts the simulated transaction.
+func (p *Page) HandleCryptoSimulate() http.Handler {
+	return p.form(func(w http.ResponseWriter, r *http.Request, id string) {
+		coin := strings.ToUpper(r.PostFormValue("coin"))
+		if _, err := p.svc.SimulateCryptoPayment(r.Context(), id, coin); err != nil {
+			p.declined(w, r, id, checkout.MethodCrypto, err)
+			return
+		}
+		p.redirect(w, r, id, url.Values{"method": {"crypto"}, "coin": {coin}})
+	})
+}
+
+// HandleSkins serves POST /invoice/{id}/skins: a trade of the picked items.
+func (p *Page) HandleSkins() http.Handler {
+	return p.form(func(w http.ResponseWriter, r *http.Request, id string) {
+		out, err := p.svc.PayBySkins(r.Context(), id, r.PostForm["item"])
+		var ce *checkout.Error
+		if errors.As(err, &ce) && ce.Code == checkout.EValidationFailed {
+			ps, ok := p.pageSession(w, r)
+			if !ok {
+				return
+			}
+			v, err := p.view(r.Context(), w, r, ps, checkout.MethodSkins)
+			if err != nil {
+				p.fail(w, r, err)
+				return
+			}
+			v.Message = ce.Message
+			picked := map[string]bool{}
+			for _, id := range r.PostForm["item"] {
+				picked[id] = true
+			}
+			for i := range v.Skins {
+				v.Skins[i].Checked = picked[v.Skins[i].ID]
+			}
+			p.render(w, r, http.StatusBadRequest, ps, v)
+			return
+		}
+		p.afterPayment(w, r, id, checkout.MethodSkins, out, err)
+	})
+}
+
+// statusJSON is what the page's script polls: only what the buyer's page
+// needs to follow a payment, nothing of the session's contents.
+type statusJSON struct {
+	Status      checkout.Status `json:"status"`
+	Payment     *paymentStatus  `json:"payment"`
+	RedirectURL *string         `json:"redirect_url"`
+}
+
+type paymentStatus struct {
+	Method                checkout.PaymentMethod `json:"method"`
+	Status                checkout.PaymentStatus `json:"status"`
+	Confirmations         *int                   `json:"confirmations,omitempty"`
+	ConfirmationsRequired *int                   `json:"confirmations_required,omitempty"`
+	HoldUntil             *int64                 `json:"hold_until,omitempty"`
+}
+
+// HandleStatus serves GET /invoice/{id}/status.
+func (p *Page) HandleStatus() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		ps, err := p.svc.PageSession(r.Context(), r.PathValue("id"))
+		if err != nil {
+			api.WriteError(w, r, err)
+			return
+		}
+		st := statusJSON{Status: ps.Session.Status}
+		if ps.Active != nil {
+			st.Payment = &paymentStatus{Method: ps.Active.Method, Status: ps.Active.Status}
+			if ps.Active.Crypto != nil {
+				pr, err := p.svc.CryptoProgressOf(r.Context(), ps.Active)
+				if err != nil {
+					api.WriteError(w, r, checkout.Internal(err))
+					return
+				}
+				st.Payment.Confirmations, st.Payment.ConfirmationsRequired = &pr.Confirmations, &pr.Needed
+			}
+			if ps.Active.Skins != nil {
+				st.Payment.HoldUntil = &ps.Active.Skins.HoldUntil
+			}
+		}
+		if ps.Session.Status == checkout.StatusComplete {
+			u := ps.Session.ReturnURLWithID()
+			if u == "" {
+				u = invoicePath(ps.Session.ID)
+			}
+			st.RedirectURL = &u
+		}
+		w.Header().Set("Cache-Control", "no-store")
+		api.WriteData(w, http.StatusOK, st)
+	})
+}
+
+// HandleAsset serves GET /assets/{name}: the page's script and style sheet.
+func (p *Page) HandleAsset() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		a, ok := p.assets[r.PathValue("name")]
+		if !ok {
+			http.NotFound(w, r)
+			return
+		}
+		w.Header().Set("Content-Type", a.contentType)
+		w.Header().Set("X-Content-Type-Options", "nosniff")
+		if r.URL.Query().Get("v") == a.version {
+			w.Header().Set("Cache-Control", "public, max-age=31536000, immutable")
+		} else {
+			w.Header().Set("Cache-Control", "no-cache")
+		}
+		http.ServeContent(w, r, r.PathValue("name"), time.Time{}, bytes.NewReader(a.body))
+	})
+}
+
+// HandleNotFound serves the page's 404 for any other path under /invoice/.
+func (p *Page) HandleNotFound() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		p.renderError(w, r, http.StatusNotFound, "")
+	})
+}
+
+// form wraps a form handler: bounded body, cross-origin protection, the
+// double-submit token, and a known session id.
+func (p *Page) form(h func(w http.ResponseWriter, r *http.Request, id string)) http.Handler {
+	return p.cop.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		r.Body = http.MaxBytesReader(w, r.Body, maxFormBytes)
+		if err := r.ParseForm(); err != nil {
+			p.renderError(w, r, http.StatusBadRequest, "The form could not be read.")
+			return
+		}
+		if !csrfValid(r) {
+			p.renderError(w, r, http.StatusForbidden, "This form has expired. Go back, reload the page and try again.")
+			return
+		}
+		id := r.PathValue("id")
+		if !checkout.ValidSessionID(id) {
+			p.renderError(w, r, http.StatusNotFound, "")
+			return
+		}
+		h(w, r, id)
+	}))
+}
+
+// afterPayment answers a payment attempt: to the merchant's return_url (or
+// the receipt) when the session is paid, and back to the page otherwise,
+// where the outcome shows.
+func (p *Page) afterPayment(w http.ResponseWriter, r *http.Request, id string, method checkout.PaymentMethod, out *service.PaymentOutcome, err error) {
+	if err != nil {
+		p.declined(w, r, id, method, err)
+		return
+	}
+	q := url.Values{"method": {string(method)}}
+	switch {
+	case out.Payment.Status == checkout.PaymentFailed:
+		q.Set("failed", out.Payment.ID)
+	case out.Session.Status == checkout.StatusComplete:
+		if u := out.Session.ReturnURLWithID(); u != "" {
+			http.Redirect(w, r, u, http.StatusSeeOther)
+			return
+		}
+		q = nil // the page shows the receipt
+	}
+	p.redirect(w, r, id, q)
+}
+
+// declined answers err: a Decline goes back to the page, which explains it;
+// anything else is an error page.
+func (p *Page) declined(w http.ResponseWriter, r *http.Request, id string, method checkout.PaymentMethod, err error) {
+	var d checkout.Decline
+	if errors.As(err, &d) {
+		p.redirect(w, r, id, url.Values{"method": {string(method)}, "decline": {string(d)}})
+		return
+	}
+	p.fail(w, r, err)
+}
+
+// redirect sends the buyer back to the page with a query (303, so a reload
+// does not post again).
+func (p *Page) redirect(w http.ResponseWriter, r *http.Request, id string, q url.Values) {
+	u := invoicePath(id)
+	if len(q) > 0 {
+		u += "?" + q.Encode()
+	}
+	http.Redirect(w, r, u, http.StatusSeeOther)
+}
+
+func invoicePath(id string) string { return "/invoice/" + id }
+
+// pageSession loads the session of the path, answering 404 when there is
+// none.
+func (p *Page) pageSession(w http.ResponseWriter, r *http.Request) (*service.PageSession, bool) {
+	ps, err := p.svc.PageSession(r.Context(), r.PathValue("id"))
+	if err != nil {
+		p.fail(w, r, err)
+		return nil, false
+	}
+	return ps, true
+}
+
+// fail renders an error page: 404 for an unknown session, and for anything
+// else a generic message, the detail going to the log under the request id.
+func (p *Page) fail(w http.ResponseWriter, r *http.Request, err error) {
+	switch checkout.ErrorCode(err) {
+	case checkout.ECheckoutNotFound, checkout.ENotFound:
+		p.renderError(w, r, http.StatusNotFound, "")
+		return
+	case checkout.EValidationFailed:
+		p.renderError(w, r, http.StatusBadRequest, checkout.ErrorMessage(err))
+		return
+	case checkout.EUnavailable:
+		w.Header().Set("Retry-After", "5")
+		p.renderError(w, r, http.StatusServiceUnavailable, "The payment page is unavailable for a moment. Try again shortly.")
+		return
+	}
+	api.Logger(r.Context()).ErrorContext(r.Context(), "payment page failed", "err", err)
+	p.renderError(w, r, http.StatusInternalServerError, "Something went wrong on our side. Nothing was charged. Try again shortly.")
+}
+
+type errorView struct {
+	Status    int
+	Message   string
+	NotFound  bool
+	RequestID string
+}
+
+func (p *Page) renderError(w http.ResponseWriter, r *http.Request, status int, msg string) {
+	setSecurityHeaders(w, "")
+	v := errorView{Status: status, Message: msg, NotFound: status == http.StatusNotFound, RequestID: w.Header().Get("Request-Id")}
+	p.execute(w, r, status, "error", v)
+}
+
+func (p *Page) render(w http.ResponseWriter, r *http.Request, status int, ps *service.PageSession, v *view) {
+	setSecurityHeaders(w, ps.Session.ReturnURLWithID())
+	p.execute(w, r, status, "invoice", v)
+}
+
+func (p *Page) execute(w http.ResponseWriter, r *http.Request, status int, name string, data any) {
+	var buf bytes.Buffer
+	if err := p.tmpl.ExecuteTemplate(&buf, name, data); err != nil {
+		api.Logger(r.Context()).ErrorContext(r.Context(), "render payment page", "template", name, "err", err)
+		http.Error(w, "Something went wrong on our side.", http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.WriteHeader(status)
+	w.Write(buf.Bytes())
+}
+
+// setSecurityHeaders sets the page's Content-Security-Policy and friends.
+// Scripts and styles come only from the page's own files; images from the
+// page and from HTTPS (merchant item images); forms post only to the page,
+// and to the origin of returnURL, where a successful payment redirects (the
+// browser checks form-action along the redirect). No framing, no referrer
+// (the page's address holds the session id and must not reach the hosts of
+// item images).
+func setSecurityHeaders(w http.ResponseWriter, returnURL string) {
+	formAction := "'self'"
+	if u, err := url.Parse(returnURL); err == nil && u.Scheme == "https" && u.Host != "" {
+		formAction += " https://" + u.Host
+	}
+	h := w.Header()
+	h.Set("Content-Security-Policy", "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' https: data:; "+
+		"connect-src 'self'; form-action "+formAction+"; frame-ancestors 'none'; base-uri 'none'")
+	h.Set("X-Content-Type-Options", "nosniff")
+	h.Set("X-Frame-Options", "DENY")
+	h.Set("Referrer-Policy", "no-referrer")
+	h.Set("Cache-Control", "no-store")
+}

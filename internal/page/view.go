@@ -1,0 +1,313 @@
+package page
+
+import (
+	"context"
+	"fmt"
+	"html/template"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/checkoutd/checkoutd/checkout"
+	"github.com/checkoutd/checkoutd/internal/service"
+)
+
+// view is what the invoice template renders. It holds text, never markup,
+// but for the QR code's SVG, which the page builds itself.
+type view struct {
+	CSRF      string
+	ID        string
+	Test      bool
+	Merchant  *checkout.Merchant
+	Title     string
+	Items     []itemView
+	Desc      *string
+	Total     string
+	TotalRaw  int64
+	Currency  string
+	Email     string
+	CancelURL string
+
+	// State is what the page offers: "pay" (the methods), "processing" (a
+	// payment on its way), "complete" (the receipt), "expired", or
+	// "unavailable" (no method in this mode).
+	State   string
+	Methods []methodTab
+	Method  checkout.PaymentMethod
+	// Message explains the outcome of the last attempt.
+	Message string
+	// Final is true for complete and expired sessions.
+	Final bool
+
+	Form cardFormView
+
+	Coins []coinView
+	Quote *quoteView
+
+	Skins []skinView
+
+	Active  *activeView
+	Receipt *receiptView
+
+	StatusURL string
+	ExpiresAt string
+}
+
+type itemView struct {
+	Name     string
+	Image    string
+	Quantity int64
+	Unit     string
+	Line     string
+}
+
+type methodTab struct {
+	Method  checkout.PaymentMethod
+	Label   string
+	Href    string
+	Current bool
+}
+
+type cardFormView struct {
+	Expiry string
+	Name   string
+	Errors map[string]string
+}
+
+type coinView struct {
+	Code     string
+	Name     string
+	Current  bool
+	Duration string
+}
+
+type quoteView struct {
+	Coin     string
+	CoinName string
+	Address  string
+	Amount   string
+	Base     string
+	BaseUnit string
+	// URI is the payment URI (bitcoin:…), built here from the coin's
+	// scheme, the network's address and a number: safe as a link.
+	URI template.URL
+	QR  template.HTML
+}
+
+type skinView struct {
+	ID       string
+	Name     string
+	Value    string
+	ValueRaw int64
+	Checked  bool
+}
+
+type activeView struct {
+	Method        checkout.PaymentMethod
+	Coin          string
+	Confirmations int
+	Needed        int
+	HoldUntil     string
+}
+
+type receiptView struct {
+	Amount    string
+	Method    string
+	Date      string
+	PaymentID string
+	ReturnURL string
+	Email     string
+}
+
+var methodLabels = map[checkout.PaymentMethod]string{
+	checkout.MethodCard:   "Card",
+	checkout.MethodCrypto: "Crypto",
+	checkout.MethodSkins:  "Skins",
+}
+
+// view builds the page of a session for the request's query: method picks
+// the tab (unless method is set), coin the crypto quote shown, failed and
+// decline the outcome of the last attempt.
+func (p *Page) view(ctx context.Context, w http.ResponseWriter, r *http.Request, ps *service.PageSession, method checkout.PaymentMethod) (*view, error) {
+	s, m := ps.Session, ps.Merchant
+	v := &view{
+		CSRF:      csrfToken(w, r),
+		ID:        s.ID,
+		Test:      !s.Mode.Live(),
+		Merchant:  m,
+		Title:     s.Title,
+		Desc:      s.Description,
+		Total:     checkout.FormatAmount(s.TotalAmount, s.Currency),
+		TotalRaw:  s.TotalAmount,
+		Currency:  s.Currency,
+		StatusURL: invoicePath(s.ID) + "/status",
+		ExpiresAt: s.ExpiresAt.UTC().Format(time.RFC3339),
+	}
+	if s.Customer.Email != nil {
+		v.Email = *s.Customer.Email
+	}
+	if s.CancelURL != nil {
+		v.CancelURL = *s.CancelURL
+	}
+	for _, it := range s.Items {
+		iv := itemView{
+			Name: it.Name, Quantity: it.Quantity,
+			Unit: checkout.FormatAmount(it.Amount, s.Currency),
+			Line: checkout.FormatAmount(it.Amount*it.Quantity, s.Currency),
+		}
+		if it.Image != nil {
+			iv.Image = *it.Image
+		}
+		v.Items = append(v.Items, iv)
+	}
+
+	switch {
+	case s.Status == checkout.StatusComplete:
+		v.State, v.Final = "complete", true
+		v.Receipt = receipt(ps)
+		return v, nil
+	case s.Status == checkout.StatusExpired:
+		v.State, v.Final = "expired", true
+		return v, nil
+	case ps.Active != nil:
+		v.State = "processing"
+		a := &activeView{Method: ps.Active.Method}
+		if ps.Active.Crypto != nil {
+			pr, err := p.svc.CryptoProgressOf(ctx, ps.Active)
+			if err != nil {
+				return nil, err
+			}
+			a.Coin, a.Confirmations, a.Needed = ps.Active.Crypto.Coin, pr.Confirmations, pr.Needed
+		}
+		if ps.Active.Skins != nil {
+			a.HoldUntil = time.Unix(ps.Active.Skins.HoldUntil, 0).UTC().Format("2 January 2006, 15:04 MST")
+		}
+		v.Active = a
+		return v, nil
+	case len(ps.Methods) == 0:
+		v.State = "unavailable"
+		return v, nil
+	}
+
+	v.State = "pay"
+	q := r.URL.Query()
+	v.Method = ps.Methods[0]
+	if method == "" {
+		method = checkout.PaymentMethod(q.Get("method"))
+	}
+	for _, m := range ps.Methods {
+		if m == method {
+			v.Method = m
+		}
+	}
+	for _, m := range ps.Methods {
+		v.Methods = append(v.Methods, methodTab{
+			Method: m, Label: methodLabels[m], Current: m == v.Method,
+			Href: invoicePath(s.ID) + "?method=" + string(m),
+		})
+	}
+	if f := q.Get("failed"); f != "" && ps.LastFailed != nil && ps.LastFailed.ID == f && ps.LastFailed.FailureMessage != nil {
+		v.Message = *ps.LastFailed.FailureMessage
+		if ps.LastFailed.Method == checkout.MethodCard {
+			v.Message += " Try another card, or pay another way."
+		}
+	}
+	if d := checkout.Decline(q.Get("decline")); d.Message() != "" {
+		v.Message = d.Message()
+	}
+	if ps.FailedCardAttempts >= checkout.MaxFailedCardAttempts && v.Method == checkout.MethodCard {
+		v.Message = checkout.DeclineTooManyRetries.Message()
+	}
+
+	switch v.Method {
+	case checkout.MethodCrypto:
+		code := q.Get("coin")
+		for _, c := range checkout.Coins {
+			v.Coins = append(v.Coins, coinView{Code: c.Code, Name: c.Name, Current: c.Code == code, Duration: confirmationText(c)})
+		}
+		if c, ok := checkout.CoinByCode(code); ok {
+			quote, err := p.svc.Store().CryptoQuoteGet(ctx, s.ID, c.Code)
+			if err != nil && !checkout.IsCode(err, checkout.ENotFound) {
+				return nil, err
+			}
+			if quote != nil {
+				qv, err := quoteOf(quote, c)
+				if err != nil {
+					return nil, err
+				}
+				v.Quote = qv
+			}
+		}
+	case checkout.MethodSkins:
+		inv, err := p.svc.SkinsInventory(ctx, s.ID)
+		if err != nil {
+			return nil, err
+		}
+		for _, it := range inv {
+			v.Skins = append(v.Skins, skinView{ID: it.ID, Name: it.Name, Value: checkout.FormatAmount(it.Value, s.Currency), ValueRaw: it.Value})
+		}
+	}
+	return v, nil
+}
+
+func quoteOf(q *checkout.CryptoQuote, c checkout.Coin) (*quoteView, error) {
+	uri := q.PaymentURI()
+	svg, err := qrSVG(uri, fmt.Sprintf("QR code to pay %s %s to %s", checkout.FormatCoin(q.AmountBase, c), c.Code, q.Address))
+	if err != nil {
+		return nil, err
+	}
+	return &quoteView{
+		Coin: c.Code, CoinName: c.Name, Address: q.Address,
+		Amount: checkout.FormatCoin(q.AmountBase, c), Base: q.AmountBase, BaseUnit: c.BaseUnit,
+		URI: template.URL(uri), QR: svg,
+	}, nil
+}
+
+func confirmationText(c checkout.Coin) string {
+	d := c.ConfirmationTime()
+	if d < time.Minute {
+		return "about " + strconv.Itoa(int(d.Round(time.Second).Seconds())) + " seconds"
+	}
+	return "about " + strconv.Itoa(int(d.Round(time.Minute).Minutes())) + " minutes"
+}
+
+func receipt(ps *service.PageSession) *receiptView {
+	s := ps.Session
+	rv := &receiptView{
+		Amount:    checkout.FormatAmount(s.TotalAmount, s.Currency),
+		ReturnURL: s.ReturnURLWithID(),
+	}
+	if s.CompletedAt != nil {
+		rv.Date = s.CompletedAt.UTC().Format("2 January 2006, 15:04 MST")
+	}
+	if s.Customer.Email != nil {
+		rv.Email = *s.Customer.Email
+	}
+	if p := ps.Paid; p != nil {
+		rv.PaymentID = p.ID
+		if p.ReceiptEmail != nil {
+			rv.Email = *p.ReceiptEmail
+		}
+		switch {
+		case p.Method == checkout.MethodCard && p.CardLast4 != nil:
+			brand := "Card"
+			if p.CardBrand != nil {
+				if name, ok := cardBrandNames[*p.CardBrand]; ok {
+					brand = name
+				}
+			}
+			rv.Method = brand + " ending in " + *p.CardLast4
+		case p.Crypto != nil:
+			c, _ := checkout.CoinByCode(p.Crypto.Coin)
+			rv.Method = checkout.FormatCoin(p.Crypto.AmountBase, c) + " " + c.Code
+		case p.Skins != nil:
+			rv.Method = fmt.Sprintf("Skins trade (%d items)", len(p.Skins.Items))
+		}
+	}
+	return rv
+}
+
+var cardBrandNames = map[string]string{
+	"visa": "Visa", "mastercard": "Mastercard", "amex": "American Express", "discover": "Discover",
+	"jcb": "JCB", "diners": "Diners Club", "unionpay": "UnionPay",
+}

@@ -1,0 +1,176 @@
+// Package pay holds the payment processors behind the hosted page: one
+// interface per method (cards, crypto networks, skins trading platforms),
+// and the test-mode simulators that ship with checkoutd.
+//
+// A live processor is added by implementing the method's interface against
+// the provider's API and setting it in the live Processors that serve
+// passes to the service (cmd/checkoutd/serve.go); docs/payments.md says
+// how. Live mode never falls back to a simulator: a method without a live
+// processor is not offered on live sessions.
+package pay
+
+import (
+	"context"
+	"math/big"
+	"time"
+
+	"github.com/checkoutd/checkoutd/checkout"
+)
+
+// Processors are the processors of one mode. A nil one is a method the mode
+// does not offer.
+type Processors struct {
+	Card   CardProcessor
+	Crypto CryptoNetwork
+	Skins  SkinsPlatform
+}
+
+// Methods lists the methods p offers, in the page's order.
+func (p Processors) Methods() []checkout.PaymentMethod {
+	var ms []checkout.PaymentMethod
+	for _, m := range checkout.PaymentMethods {
+		if p.Offers(m) {
+			ms = append(ms, m)
+		}
+	}
+	return ms
+}
+
+// Offers reports whether p has a processor for method m.
+func (p Processors) Offers(m checkout.PaymentMethod) bool {
+	switch m {
+	case checkout.MethodCard:
+		return p.Card != nil
+	case checkout.MethodCrypto:
+		return p.Crypto != nil
+	case checkout.MethodSkins:
+		return p.Skins != nil
+	}
+	return false
+}
+
+// Registry holds the processors of both modes.
+type Registry struct {
+	Test Processors
+	Live Processors
+}
+
+// For returns the processors of mode.
+func (r Registry) For(mode checkout.Mode) Processors {
+	if mode.Live() {
+		return r.Live
+	}
+	return r.Test
+}
+
+// Card is what a buyer typed into the card form. It lives only for the
+// length of a charge: it is never stored, logged or put in an error.
+type Card struct {
+	Number   string // digits only
+	ExpMonth int    // 1 to 12
+	ExpYear  int    // four digits
+	CVC      string
+	Name     string
+}
+
+// Last4 returns the last four digits of the number.
+func (c Card) Last4() string {
+	if len(c.Number) < 4 {
+		return c.Number
+	}
+	return c.Number[len(c.Number)-4:]
+}
+
+// String keeps a card out of logs even when one is printed by mistake.
+func (c Card) String() string { return "card ending " + c.Last4() }
+
+// GoString does the same for %#v.
+func (c Card) GoString() string { return c.String() }
+
+// CardCharge asks a card processor to collect a payment.
+type CardCharge struct {
+	// PaymentID identifies the charge to the processor, which must treat a
+	// second charge with the same id as the same charge (idempotency).
+	PaymentID           string
+	Amount              int64
+	Currency            string
+	StatementDescriptor string
+	Card                Card
+}
+
+// CardResult is a processor's answer to a charge.
+type CardResult struct {
+	Approved bool
+	// FailureCode says why a charge was not approved: one of the
+	// checkout.Fail* card codes.
+	FailureCode string
+	Brand       string // visa, mastercard, ...
+	Country     string // ISO 3166-1 alpha-2 of the issuer, "" when unknown
+	// Dispute is the simulator's: a dispute opens a moment after this
+	// charge (the test card 4000 0000 0000 0259).
+	Dispute bool
+}
+
+// CardProcessor charges cards.
+type CardProcessor interface {
+	// Charge collects c. An error means the outcome is unknown (the
+	// processor could not be reached, or did not answer): the payment stays
+	// processing and is settled later through Lookup.
+	Charge(ctx context.Context, c CardCharge) (CardResult, error)
+	// Lookup returns the outcome of an earlier charge; found is false when
+	// the processor never received it.
+	Lookup(ctx context.Context, paymentID string) (res CardResult, found bool, err error)
+}
+
+// QuoteRequest asks a crypto network for an address and an amount.
+type QuoteRequest struct {
+	SessionID string
+	Mode      checkout.Mode
+	Coin      checkout.Coin
+	Amount    int64 // minor units of Currency
+	Currency  string
+}
+
+// Quote is where and how much a buyer pays in a coin.
+type Quote struct {
+	Address string
+	Amount  *big.Int // base units of the coin
+}
+
+// CryptoNetwork quotes addresses and watches transactions.
+type CryptoNetwork interface {
+	Quote(ctx context.Context, r QuoteRequest) (Quote, error)
+	// Confirmations returns how many confirmations p's transaction has at
+	// now.
+	Confirmations(ctx context.Context, p *checkout.Payment, now time.Time) (int, error)
+}
+
+// TradeRequest asks a skins platform to trade a buyer's items.
+type TradeRequest struct {
+	SessionID string
+	ItemIDs   []string
+	Total     int64
+	Currency  string
+	Now       time.Time
+}
+
+// Trade is an accepted trade offer.
+type Trade struct {
+	ID        string
+	Items     []checkout.SkinItem
+	Value     int64
+	HoldUntil time.Time
+}
+
+// SkinsPlatform trades game items.
+type SkinsPlatform interface {
+	// Inventory lists the buyer's items, valued in minor units of currency.
+	Inventory(ctx context.Context, sessionID string, total int64, currency string) ([]checkout.SkinItem, error)
+	// Trade sends a trade offer for the items and returns it once the
+	// buyer accepted it. It fails with validation_failed when the items are
+	// not the buyer's or are worth less than the total.
+	Trade(ctx context.Context, r TradeRequest) (Trade, error)
+	// Settled reports whether a trade held to its end stands (it was not
+	// reversed during the hold).
+	Settled(ctx context.Context, p *checkout.Payment) (bool, error)
+}

@@ -1,0 +1,199 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/checkoutd/checkoutd/checkout"
+)
+
+const paymentColumns = `id, session_id, store_id, mode, method, status, captured, amount, amount_refunded, fee, currency,
+	card_brand, card_last4, buyer_country, customer_name, receipt_email, failure_code, failure_message, details, dispute_on_success,
+	due_at, created_at, updated_at, succeeded_at`
+
+// paymentDetails is the JSON of the details column.
+type paymentDetails struct {
+	Crypto *checkout.CryptoDetails `json:"crypto,omitempty"`
+	Skins  *checkout.SkinsDetails  `json:"skins,omitempty"`
+}
+
+func scanPayment(row scanner) (*checkout.Payment, error) {
+	var p checkout.Payment
+	var captured, dispute int
+	var details string
+	var due, succeeded sql.NullInt64
+	var created, updated int64
+	err := row.Scan(&p.ID, &p.SessionID, &p.MerchantID, &p.Mode, &p.Method, &p.Status, &captured, &p.Amount, &p.AmountRefunded, &p.Fee, &p.Currency,
+		&p.CardBrand, &p.CardLast4, &p.BuyerCountry, &p.CustomerName, &p.ReceiptEmail, &p.FailureCode, &p.FailureMessage, &details, &dispute,
+		&due, &created, &updated, &succeeded)
+	if err != nil {
+		return nil, err
+	}
+	var d paymentDetails
+	if err := json.Unmarshal([]byte(details), &d); err != nil {
+		return nil, fmt.Errorf("payment %s: details: %w", p.ID, err)
+	}
+	p.Crypto, p.Skins = d.Crypto, d.Skins
+	p.DisputeOnSuccess = dispute != 0
+	p.DueAt = msPtr(due)
+	p.CreatedAt = time.UnixMilli(created)
+	p.UpdatedAt = time.UnixMilli(updated)
+	if succeeded.Valid {
+		t := time.Unix(succeeded.Int64, 0)
+		p.SucceededAt = &t
+	}
+	return &p, nil
+}
+
+func paymentArgs(p *checkout.Payment) ([]any, error) {
+	details, err := json.Marshal(paymentDetails{Crypto: p.Crypto, Skins: p.Skins})
+	if err != nil {
+		return nil, err
+	}
+	return []any{p.ID, p.SessionID, p.MerchantID, string(p.Mode), string(p.Method), string(p.Status), boolInt(p.Status.Captured()),
+		p.Amount, p.AmountRefunded, p.Fee, p.Currency,
+		p.CardBrand, p.CardLast4, p.BuyerCountry, p.CustomerName, p.ReceiptEmail, p.FailureCode, p.FailureMessage, string(details), boolInt(p.DisputeOnSuccess),
+		unixMilliPtr(p.DueAt), p.CreatedAt.UnixMilli(), p.UpdatedAt.UnixMilli(), unixPtr(p.SucceededAt)}, nil
+}
+
+func msPtr(v sql.NullInt64) *time.Time {
+	if !v.Valid {
+		return nil
+	}
+	t := time.UnixMilli(v.Int64)
+	return &t
+}
+
+func unixMilliPtr(t *time.Time) any {
+	if t == nil {
+		return nil
+	}
+	return t.UnixMilli()
+}
+
+func paymentNotFound(id string) error {
+	return checkout.Errorf(checkout.ENotFound, "No such payment: %s.", id)
+}
+
+// PaymentInsert stores a new payment. A second captured payment of one
+// session is a conflict.
+func (tx *Tx) PaymentInsert(ctx context.Context, p *checkout.Payment) error {
+	args, err := paymentArgs(p)
+	if err != nil {
+		return err
+	}
+	_, err = tx.exec(ctx, `INSERT INTO payments (`+paymentColumns+`)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24)`, args...)
+	return tx.db.translate(err)
+}
+
+// PaymentUpdate writes a payment's mutable fields. Capturing a second
+// payment of one session is a conflict.
+func (tx *Tx) PaymentUpdate(ctx context.Context, p *checkout.Payment) error {
+	details, err := json.Marshal(paymentDetails{Crypto: p.Crypto, Skins: p.Skins})
+	if err != nil {
+		return err
+	}
+	res, err := tx.exec(ctx, `UPDATE payments SET status = $2, captured = $3, amount_refunded = $4, fee = $5,
+		card_brand = $6, card_last4 = $7, buyer_country = $8, customer_name = $9, failure_code = $10, failure_message = $11,
+		details = $12, dispute_on_success = $13, due_at = $14, updated_at = $15, succeeded_at = $16, receipt_email = $17
+		WHERE id = $1`,
+		p.ID, string(p.Status), boolInt(p.Status.Captured()), p.AmountRefunded, p.Fee,
+		p.CardBrand, p.CardLast4, p.BuyerCountry, p.CustomerName, p.FailureCode, p.FailureMessage,
+		string(details), boolInt(p.DisputeOnSuccess), unixMilliPtr(p.DueAt), p.UpdatedAt.UnixMilli(), unixPtr(p.SucceededAt), p.ReceiptEmail)
+	if err != nil {
+		return tx.db.translate(err)
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return paymentNotFound(p.ID)
+	}
+	return nil
+}
+
+// PaymentGetForUpdate reads and locks a payment.
+func (tx *Tx) PaymentGetForUpdate(ctx context.Context, id string) (*checkout.Payment, error) {
+	p, err := scanPayment(tx.row(ctx, `SELECT `+paymentColumns+` FROM payments WHERE id = $1`+tx.db.dialect.ForUpdate, id))
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, paymentNotFound(id)
+	}
+	return p, tx.db.translate(err)
+}
+
+// PaymentCountFailed counts a session's failed payments by method.
+func (tx *Tx) PaymentCountFailed(ctx context.Context, sessionID string, method checkout.PaymentMethod) (int, error) {
+	var n int
+	err := tx.row(ctx, `SELECT COUNT(*) FROM payments WHERE session_id = $1 AND method = $2 AND status = 'failed'`,
+		sessionID, string(method)).Scan(&n)
+	return n, tx.db.translate(err)
+}
+
+// CryptoQuoteInsert stores a quote unless the session already has one for
+// the coin.
+func (tx *Tx) CryptoQuoteInsert(ctx context.Context, q *checkout.CryptoQuote) error {
+	_, err := tx.exec(ctx, `INSERT INTO crypto_quotes (session_id, coin, address, amount_base, created_at)
+		VALUES ($1, $2, $3, $4, $5) ON CONFLICT (session_id, coin) DO NOTHING`,
+		q.SessionID, q.Coin, q.Address, q.AmountBase, q.CreatedAt.UnixMilli())
+	return tx.db.translate(err)
+}
+
+// PaymentGet returns a payment by id.
+func (db *DB) PaymentGet(ctx context.Context, id string) (*checkout.Payment, error) {
+	p, err := scanPayment(db.readRow(ctx, `SELECT `+paymentColumns+` FROM payments WHERE id = $1`, id))
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, paymentNotFound(id)
+	}
+	return p, db.translate(err)
+}
+
+// PaymentListBySession returns a session's payments, oldest first.
+func (db *DB) PaymentListBySession(ctx context.Context, sessionID string) ([]*checkout.Payment, error) {
+	rows, err := db.readRows(ctx, `SELECT `+paymentColumns+` FROM payments WHERE session_id = $1 ORDER BY created_at, id`, sessionID)
+	if err != nil {
+		return nil, db.translate(err)
+	}
+	return db.scanPayments(rows)
+}
+
+// PaymentListDue returns at most limit payments whose due time has come,
+// the longest due first.
+func (db *DB) PaymentListDue(ctx context.Context, now time.Time, limit int) ([]*checkout.Payment, error) {
+	rows, err := db.readRows(ctx, `SELECT `+paymentColumns+` FROM payments WHERE due_at IS NOT NULL AND due_at <= $1 ORDER BY due_at LIMIT $2`,
+		now.UnixMilli(), limit)
+	if err != nil {
+		return nil, db.translate(err)
+	}
+	return db.scanPayments(rows)
+}
+
+func (db *DB) scanPayments(rows *sql.Rows) ([]*checkout.Payment, error) {
+	defer rows.Close()
+	var out []*checkout.Payment
+	for rows.Next() {
+		p, err := scanPayment(rows)
+		if err != nil {
+			return nil, db.translate(err)
+		}
+		out = append(out, p)
+	}
+	return out, db.translate(rows.Err())
+}
+
+// CryptoQuoteGet returns a session's quote for a coin.
+func (db *DB) CryptoQuoteGet(ctx context.Context, sessionID, coin string) (*checkout.CryptoQuote, error) {
+	q := checkout.CryptoQuote{SessionID: sessionID, Coin: coin}
+	var created int64
+	err := db.readRow(ctx, `SELECT address, amount_base, created_at FROM crypto_quotes WHERE session_id = $1 AND coin = $2`,
+		sessionID, coin).Scan(&q.Address, &q.AmountBase, &created)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, checkout.Errorf(checkout.ENotFound, "No %s quote for session %s.", coin, sessionID)
+	}
+	if err != nil {
+		return nil, db.translate(err)
+	}
+	q.CreatedAt = time.UnixMilli(created)
+	return &q, nil
+}
