@@ -129,9 +129,16 @@ func TestServeConfigFromEnvironment(t *testing.T) {
 	if len(flags) < 10 {
 		t.Fatalf("serve -h lists %d flags:\n%s", len(flags), usage)
 	}
+	doc, err := os.ReadFile("../../docs/operations.md")
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, f := range flags {
 		if _, ok := environment[envName(f[1])]; !ok {
 			t.Errorf("serve flag --%s is not covered by this test (%s)", f[1], envName(f[1]))
+		}
+		if !strings.Contains(string(doc), "| `--"+f[1]+"` |") {
+			t.Errorf("serve flag --%s is not in the configuration table of docs/operations.md", f[1])
 		}
 	}
 }
