@@ -68,6 +68,9 @@ type Store interface {
 	// DeliveryClaim leases due deliveries to owner and returns them with
 	// what an attempt needs. See ClaimParams.
 	DeliveryClaim(ctx context.Context, p ClaimParams) ([]*Claim, error)
+	// DeliveryCountPending counts the pending deliveries of every store: the
+	// queue's depth. Metrics read it at every scrape, so it stays cheap.
+	DeliveryCountPending(ctx context.Context, now time.Time) (PendingDeliveries, error)
 	// DeliveryRecord stores a finished attempt and, when owner still holds
 	// the lease and the delivery is still pending, the delivery's new state
 	// (d after Record). It reports whether the delivery was updated. A
@@ -178,6 +181,14 @@ type ClaimParams struct {
 	LeaseUntil  time.Time
 	Limit       int
 	PerEndpoint int
+}
+
+// PendingDeliveries is the depth of the delivery queue at a moment: the
+// pending deliveries whose attempt is due (those being attempted included),
+// and those waiting for a later retry.
+type PendingDeliveries struct {
+	Due     int64
+	Waiting int64
 }
 
 // Claim is a leased delivery with what its attempt needs: the endpoint as it

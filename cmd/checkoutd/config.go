@@ -5,7 +5,9 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io/fs"
 	"net/url"
+	"os"
 	"path/filepath"
 	"strings"
 
@@ -84,21 +86,41 @@ func defaultDataDir(getenv func(string) string) string {
 	return "checkoutd-data"
 }
 
+func (d *dbFlags) postgres() bool {
+	return strings.HasPrefix(d.database, "postgres://") || strings.HasPrefix(d.database, "postgresql://")
+}
+
+// sqlitePath is the file of the SQLite database the flags name.
+func (d *dbFlags) sqlitePath() string {
+	path := strings.TrimPrefix(strings.TrimPrefix(d.database, "sqlite://"), "sqlite:")
+	if path == "" {
+		path = filepath.Join(d.dataDir, "checkoutd.db")
+	}
+	return path
+}
+
+// newSQLite reports whether the flags name a SQLite file that does not
+// exist yet: opening it creates it.
+func (d *dbFlags) newSQLite() bool {
+	if d.postgres() {
+		return false
+	}
+	_, err := os.Stat(d.sqlitePath())
+	return errors.Is(err, fs.ErrNotExist)
+}
+
 // open opens the store and describes it for the operator (the password of
 // a URL left out).
 func (d *dbFlags) open(ctx context.Context) (*store.DB, string, error) {
 	switch {
-	case strings.HasPrefix(d.database, "postgres://"), strings.HasPrefix(d.database, "postgresql://"):
+	case d.postgres():
 		db, err := postgres.Open(ctx, d.database)
 		if err != nil {
 			return nil, "", fmt.Errorf("open PostgreSQL: %w", err)
 		}
 		return db, "PostgreSQL " + redactURL(d.database), nil
 	default:
-		path := strings.TrimPrefix(strings.TrimPrefix(d.database, "sqlite://"), "sqlite:")
-		if path == "" {
-			path = filepath.Join(d.dataDir, "checkoutd.db")
-		}
+		path := d.sqlitePath()
 		db, err := sqlite.Open(ctx, path)
 		if err != nil {
 			return nil, "", fmt.Errorf("open SQLite %s: %w", path, err)

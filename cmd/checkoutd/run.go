@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"io"
 	"strings"
+
+	"github.com/checkoutd/checkoutd/checkout"
 )
 
 // usageError is a mistake on the command line: exit status 2.
@@ -20,6 +22,13 @@ func exitCode(err error) int {
 		return 2
 	}
 	return 1
+}
+
+// errorLine is how main reports err: one line, any secret in it redacted
+// (an API key secret given where a key id belongs, say, is echoed by "no
+// such key" errors, and stderr often ends up in a log).
+func errorLine(err error) string {
+	return "checkoutd: " + checkout.RedactSecrets(err.Error())
 }
 
 // env is what a command runs with: its arguments, the environment, and

@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"path/filepath"
 	"strconv"
 	"sync"
 	"time"
@@ -34,6 +35,7 @@ type serveConfig struct {
 	shutdownTimeout  time.Duration
 	logFormat        string
 	logLevel         string
+	metricsAddr      string
 	webhook          webhookFlags
 	webhookWorkers   int
 	webhookPerHost   int
@@ -57,6 +59,7 @@ func parseServeConfig(e env, args []string) (*serveConfig, error) {
 	fs.IntVar(&c.webhookWorkers, "webhook-workers", 32, "webhook attempts in flight at once in this process")
 	fs.IntVar(&c.webhookPerHost, "webhook-per-endpoint", 4, "webhook attempts in flight at once to one endpoint")
 	fs.DurationVar(&c.webhookLease, "webhook-lease", 60*time.Second, "how long a claimed delivery stays reserved; after a crash it is retried when this runs out (at least 15s)")
+	fs.StringVar(&c.metricsAddr, "metrics-addr", "", "where to serve /metrics: empty for the main listener (--addr), an address such as 127.0.0.1:9090 for a listener of its own, or off")
 	fs.StringVar(&c.logFormat, "log-format", "text", "text or json")
 	fs.StringVar(&c.logLevel, "log-level", "info", "debug, info, warn or error")
 	rest, err := parseFlags(fs, e, args)
@@ -136,11 +139,17 @@ func serveCmd(ctx context.Context, e env, args []string) error {
 	if err != nil {
 		return err
 	}
+	fresh := cfg.db.newSQLite()
 	st, desc, err := cfg.db.open(ctx)
 	if err != nil {
 		return err
 	}
 	defer st.Close()
+	if fresh {
+		dir, _ := filepath.Abs(filepath.Dir(cfg.db.sqlitePath()))
+		log.Info("first start: created a new SQLite database; this directory holds checkoutd's data (--data-dir or CHECKOUTD_DATA_DIR to change it)",
+			"data_dir", dir)
+	}
 	log.Info("database ready", "database", desc)
 
 	ln, err := net.Listen("tcp", cfg.addr)
@@ -176,11 +185,28 @@ func serveCmd(ctx context.Context, e env, args []string) error {
 	})
 	logs := api.NewRequestLogWriter(st, log)
 	defer logs.Close()
+	background := []jobs.Job{
+		{Name: "expire-sessions", Interval: cfg.expiryInterval, Counts: &jobs.Counts{}, RunOnce: func(ctx context.Context) error {
+			_, err := svc.ExpireAll(ctx)
+			return err
+		}},
+		{Name: "payments", Interval: cfg.paymentsInterval, Counts: &jobs.Counts{}, RunOnce: func(ctx context.Context) error {
+			_, err := svc.ProcessAllDuePayments(ctx)
+			return err
+		}},
+		{Name: "purge", Interval: cfg.purgeInterval, Counts: &jobs.Counts{}, RunOnce: func(ctx context.Context) error {
+			_, err := svc.Purge(ctx)
+			return err
+		}},
+	}
+	reg := newMetrics(observed{store: st, service: svc, dispatcher: dispatcher, logs: logs, jobs: background, started: time.Now()})
 	handler := server.New(server.Deps{
 		Service:     svc,
 		Logger:      log,
 		RateLimiter: api.NewRateLimiter(cfg.rateLimit, cfg.rateBurst, nil),
 		RequestLogs: logs,
+		Metrics:     reg,
+		HideMetrics: cfg.metricsAddr != "",
 	})
 
 	srv := &http.Server{
@@ -193,6 +219,22 @@ func serveCmd(ctx context.Context, e env, args []string) error {
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 	}
 
+	// --metrics-addr: /metrics on a listener of its own, or nowhere.
+	var metricsSrv *http.Server
+	var metricsLn net.Listener
+	if cfg.metricsAddr != "" && cfg.metricsAddr != "off" {
+		if metricsLn, err = net.Listen("tcp", cfg.metricsAddr); err != nil {
+			return fmt.Errorf("--metrics-addr: %w", err)
+		}
+		defer metricsLn.Close()
+		metricsSrv = &http.Server{
+			Handler:           server.MetricsHandler(reg, log),
+			ReadHeaderTimeout: 10 * time.Second,
+			WriteTimeout:      30 * time.Second,
+			ErrorLog:          srv.ErrorLog,
+		}
+	}
+
 	jobsCtx, stopJobs := context.WithCancel(context.WithoutCancel(ctx))
 	var wg sync.WaitGroup
 	wg.Add(2)
@@ -202,31 +244,29 @@ func serveCmd(ctx context.Context, e env, args []string) error {
 	}()
 	go func() {
 		defer wg.Done()
-		jobs.Run(jobsCtx, log,
-			jobs.Job{Name: "expire-sessions", Interval: cfg.expiryInterval, RunOnce: func(ctx context.Context) error {
-				_, err := svc.ExpireAll(ctx)
-				return err
-			}},
-			jobs.Job{Name: "payments", Interval: cfg.paymentsInterval, RunOnce: func(ctx context.Context) error {
-				_, err := svc.ProcessAllDuePayments(ctx)
-				return err
-			}},
-			jobs.Job{Name: "purge", Interval: cfg.purgeInterval, RunOnce: func(ctx context.Context) error {
-				_, err := svc.Purge(ctx)
-				return err
-			}},
-		)
+		jobs.Run(jobsCtx, log, background...)
 	}()
 
-	serveErr := make(chan error, 1)
+	serveErr := make(chan error, 2)
 	go func() { serveErr <- srv.Serve(ln) }()
+	if metricsSrv != nil {
+		go func() { serveErr <- metricsSrv.Serve(metricsLn) }()
+		log.Info("metrics listening", "addr", metricsLn.Addr().String())
+	}
 	log.Info("listening", "addr", ln.Addr().String(), "base_url", cfg.baseURL, "checkout_base_url", cfg.checkoutBaseURL, "pid", os.Getpid())
 
 	select {
 	case err = <-serveErr:
+		srv.Close()
+		if metricsSrv != nil {
+			metricsSrv.Close()
+		}
 	case <-ctx.Done():
 		log.Info("shutting down: finishing requests in flight", "timeout", cfg.shutdownTimeout)
 		sctx, cancel := context.WithTimeout(context.Background(), cfg.shutdownTimeout)
+		if metricsSrv != nil {
+			metricsSrv.Shutdown(sctx)
+		}
 		err = srv.Shutdown(sctx)
 		cancel()
 	}

@@ -2,6 +2,7 @@ package api
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"net/http"
 
@@ -41,20 +42,93 @@ func WithRequestID(log *slog.Logger, next http.Handler) http.Handler {
 }
 
 // LogHandler is a slog.Handler that adds the request id of the context to
-// every record logged with one.
+// every record logged with one, and replaces every secret-shaped string in a
+// record (API key secrets, webhook signing secrets) with [redacted].
+//
+// No code path logs a secret on purpose: handlers never log headers or
+// bodies, and errors name ids, not secrets. The redaction is the last line
+// against the one that does by accident, such as a driver error that quotes
+// a value, or a key id argument that was really a secret.
 type LogHandler struct{ slog.Handler }
 
-// Handle adds request_id and passes the record on.
+// Handle redacts the record, adds request_id and passes it on.
 func (h LogHandler) Handle(ctx context.Context, rec slog.Record) error {
+	rec = redactRecord(rec)
 	if id := RequestID(ctx); id != "" {
 		rec.AddAttrs(slog.String("request_id", id))
 	}
 	return h.Handler.Handle(ctx, rec)
 }
 
-// WithAttrs keeps the wrapper.
+// WithAttrs keeps the wrapper, and redacts the attributes.
 func (h LogHandler) WithAttrs(attrs []slog.Attr) slog.Handler {
-	return LogHandler{h.Handler.WithAttrs(attrs)}
+	out := make([]slog.Attr, len(attrs))
+	for i, a := range attrs {
+		out[i], _ = redactAttr(a)
+	}
+	return LogHandler{h.Handler.WithAttrs(out)}
+}
+
+// redactRecord returns rec with its secrets redacted; rec itself when it
+// holds none, which is nearly always.
+func redactRecord(rec slog.Record) slog.Record {
+	msg := checkout.RedactSecrets(rec.Message)
+	changed := msg != rec.Message
+	attrs := make([]slog.Attr, 0, rec.NumAttrs())
+	rec.Attrs(func(a slog.Attr) bool {
+		a, c := redactAttr(a)
+		changed = changed || c
+		attrs = append(attrs, a)
+		return true
+	})
+	if !changed {
+		return rec
+	}
+	out := slog.NewRecord(rec.Time, rec.Level, msg, rec.PC)
+	out.AddAttrs(attrs...)
+	return out
+}
+
+// redactAttr returns a with the secrets of its value redacted, and whether
+// there were any. Errors and Stringers are judged by their text, and
+// replaced by it when it holds a secret.
+func redactAttr(a slog.Attr) (slog.Attr, bool) {
+	v := a.Value.Resolve()
+	var text string
+	switch v.Kind() {
+	case slog.KindString:
+		text = v.String()
+	case slog.KindGroup:
+		group := v.Group()
+		out := make([]slog.Attr, len(group))
+		changed := false
+		for i, g := range group {
+			var c bool
+			out[i], c = redactAttr(g)
+			changed = changed || c
+		}
+		if !changed {
+			return a, false
+		}
+		return slog.Attr{Key: a.Key, Value: slog.GroupValue(out...)}, true
+	case slog.KindAny:
+		switch x := v.Any().(type) {
+		case error:
+			text = x.Error()
+		case fmt.Stringer:
+			text = x.String()
+		case []byte:
+			text = string(x)
+		default:
+			return a, false
+		}
+	default:
+		return a, false
+	}
+	if r := checkout.RedactSecrets(text); r != text {
+		return slog.String(a.Key, r), true
+	}
+	return a, false
 }
 
 // WithGroup keeps the wrapper.

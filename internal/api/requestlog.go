@@ -71,6 +71,9 @@ func (w *RequestLogWriter) Record(l *checkout.RequestLog) {
 // Dropped returns how many logs were dropped because the buffer was full.
 func (w *RequestLogWriter) Dropped() int64 { return w.dropped.Load() }
 
+// Queued returns how many logs wait in the buffer to be written.
+func (w *RequestLogWriter) Queued() int { return len(w.ch) }
+
 // Flush returns once every log recorded before the call is written.
 func (w *RequestLogWriter) Flush(ctx context.Context) {
 	ack := make(chan struct{})

@@ -34,7 +34,7 @@ func (r *router) handle(pattern string, h http.Handler) {
 	if !seen {
 		byMethod = map[string]http.Handler{}
 		r.methods[p] = byMethod
-		r.mux.Handle(p, methodSwitch(byMethod))
+		r.mux.Handle(p, methodSwitch(p, byMethod))
 	}
 	byMethod[method] = h
 	if method == http.MethodGet {
@@ -54,8 +54,11 @@ func (r *router) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 	r.mux.ServeHTTP(w, req)
 }
 
-func methodSwitch(byMethod map[string]http.Handler) http.Handler {
+// methodSwitch serves the path pattern p by method, and notes p as the
+// request's route for metrics, whatever the method.
+func methodSwitch(p string, byMethod map[string]http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		noteRoute(r, p)
 		if h, ok := byMethod[r.Method]; ok {
 			h.ServeHTTP(w, r)
 			return

@@ -4,6 +4,7 @@ import (
 	"net/http"
 
 	"github.com/checkoutd/checkoutd/internal/api"
+	"github.com/checkoutd/checkoutd/internal/metrics"
 	"github.com/checkoutd/checkoutd/openapi"
 )
 
@@ -33,4 +34,13 @@ func addRoutes(r *router, d Deps) {
 	// Operations.
 	r.handle("GET /healthz", handleHealthz())
 	r.handle("GET /readyz", handleReadyz(d.Service))
+	if !d.HideMetrics {
+		addMetricsRoutes(r, d.Metrics)
+	}
+}
+
+// addMetricsRoutes lists the doors of the metrics: on the main listener
+// unless the operator gives them one of their own (MetricsHandler).
+func addMetricsRoutes(r *router, reg *metrics.Registry) {
+	r.handle("GET /metrics", reg.Handler())
 }

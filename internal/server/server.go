@@ -9,6 +9,7 @@ import (
 
 	"github.com/checkoutd/checkoutd/internal/api"
 	"github.com/checkoutd/checkoutd/internal/clock"
+	"github.com/checkoutd/checkoutd/internal/metrics"
 	"github.com/checkoutd/checkoutd/internal/page"
 	"github.com/checkoutd/checkoutd/internal/service"
 )
@@ -20,6 +21,12 @@ type Deps struct {
 	Now         clock.Func
 	RateLimiter *api.RateLimiter
 	RequestLogs *api.RequestLogWriter
+	// Metrics is the registry that /metrics serves; the server adds the
+	// series of its requests to it. A registry of its own when nil.
+	Metrics *metrics.Registry
+	// HideMetrics leaves /metrics off this handler, for an operator who
+	// serves it on a listener of its own (MetricsHandler) or not at all.
+	HideMetrics bool
 	// Page is the hosted payment page; one over Service when nil.
 	Page *page.Page
 }
@@ -32,6 +39,9 @@ func New(d Deps) http.Handler {
 	if d.Logger == nil {
 		d.Logger = slog.Default()
 	}
+	if d.Metrics == nil {
+		d.Metrics = metrics.NewRegistry()
+	}
 	if d.Page == nil {
 		d.Page = page.New(d.Service, d.Logger)
 	}
@@ -39,7 +49,20 @@ func New(d Deps) http.Handler {
 	addRoutes(r, d)
 	var h http.Handler = r
 	h = recoverPanics(h)
+	h = instrument(newHTTPMetrics(d.Metrics), h)
 	h = accessLog(h)
 	h = api.WithRequestID(d.Logger, h)
 	return h
+}
+
+// MetricsHandler is the handler of a listener of its own for /metrics
+// (serve --metrics-addr): that route alone, with request ids and panic
+// recovery like the main one.
+func MetricsHandler(reg *metrics.Registry, log *slog.Logger) http.Handler {
+	if log == nil {
+		log = slog.Default()
+	}
+	r := newRouter()
+	addMetricsRoutes(r, reg)
+	return api.WithRequestID(log, recoverPanics(r))
 }

@@ -36,11 +36,19 @@ func (c *ttlCache[V]) get(k string) (V, bool) {
 	return e.v, true
 }
 
-func (c *ttlCache[V]) put(k string, v V) {
+// start returns the time to pass to put for a value about to be read.
+func (c *ttlCache[V]) start() time.Time { return c.now() }
+
+// put caches v, read from the database at or after readStart, until
+// readStart+ttl. Counting from when the read began, not from when it
+// returned, keeps a slow read from stretching how stale an entry can be: a
+// key revoked while the read that cached it was under way still stops
+// working within ttl of the read's start.
+func (c *ttlCache[V]) put(k string, v V, readStart time.Time) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if len(c.data) >= c.max {
 		c.data = map[string]cacheEntry[V]{}
 	}
-	c.data[k] = cacheEntry[V]{v: v, expires: c.now().Add(c.ttl)}
+	c.data[k] = cacheEntry[V]{v: v, expires: readStart.Add(c.ttl)}
 }

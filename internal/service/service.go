@@ -11,6 +11,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"log/slog"
+	"sync/atomic"
 	"time"
 
 	"github.com/checkoutd/checkoutd/checkout"
@@ -57,6 +58,35 @@ type Service struct {
 	procs           pay.Registry
 	keys            *ttlCache[*checkout.APIKey]
 	merchants       *ttlCache[*checkout.Merchant]
+	counts          struct{ created, expired modeCounter }
+}
+
+// modeCounter counts by mode.
+type modeCounter struct{ test, live atomic.Int64 }
+
+func (c *modeCounter) inc(m checkout.Mode) {
+	if m == checkout.ModeLive {
+		c.live.Add(1)
+		return
+	}
+	c.test.Add(1)
+}
+
+func (c *modeCounter) load() map[checkout.Mode]int64 {
+	return map[checkout.Mode]int64{checkout.ModeTest: c.test.Load(), checkout.ModeLive: c.live.Load()}
+}
+
+// Stats are what this service did since it started, for metrics: sessions
+// created (replays of an Idempotency-Key not counted) and expired (by the
+// job or on read), by mode. Other nodes count their own.
+type Stats struct {
+	SessionsCreated map[checkout.Mode]int64
+	SessionsExpired map[checkout.Mode]int64
+}
+
+// Stats returns the service's counts.
+func (s *Service) Stats() Stats {
+	return Stats{SessionsCreated: s.counts.created.load(), SessionsExpired: s.counts.expired.load()}
 }
 
 // MaxKeyCacheTTL is the longest a revoked key may keep working on a node.
@@ -115,11 +145,12 @@ func (s *Service) Merchant(ctx context.Context, id string) (*checkout.Merchant, 
 	if m, ok := s.merchants.get(id); ok {
 		return m, nil
 	}
+	start := s.merchants.start()
 	m, err := s.store.MerchantGet(ctx, id)
 	if err != nil {
 		return nil, err
 	}
-	s.merchants.put(id, m)
+	s.merchants.put(id, m, start)
 	return m, nil
 }
 
@@ -163,6 +194,7 @@ func (s *Service) Authenticate(ctx context.Context, secret string) (*checkout.AP
 	k, ok := s.keys.get(hash)
 	if !ok {
 		var err error
+		start := s.keys.start()
 		k, err = s.store.APIKeyGetByHash(ctx, hash)
 		if checkout.IsCode(err, checkout.ENotFound) {
 			return nil, invalid
@@ -170,7 +202,7 @@ func (s *Service) Authenticate(ctx context.Context, secret string) (*checkout.AP
 		if err != nil {
 			return nil, err
 		}
-		s.keys.put(hash, k)
+		s.keys.put(hash, k, start)
 	}
 	if !k.MatchesSecret(secret) || k.Revoked() {
 		return nil, invalid

@@ -75,6 +75,7 @@ func (s *Service) CreateSession(ctx context.Context, p CreateSessionParams) (*Cr
 	if err != nil {
 		return nil, err
 	}
+	s.counts.created.inc(sess.Mode)
 	return res, nil
 }
 
@@ -188,7 +189,11 @@ func (s *Service) expire(ctx context.Context, m *checkout.Merchant, id string) (
 		expired = true
 		return nil
 	})
-	return out, expired && err == nil, err
+	expired = expired && err == nil
+	if expired {
+		s.counts.expired.inc(out.Mode)
+	}
+	return out, expired, err
 }
 
 // expireBatch is how many sessions one round of ExpireAll takes at a time.

@@ -59,6 +59,7 @@ type DB struct {
 	write   *sql.DB
 	read    *sql.DB
 	stmts   stmtCache
+	errs    struct{ unavailable, canceled, other atomic.Int64 }
 	closed  atomic.Bool
 }
 
@@ -90,26 +91,69 @@ func (db *DB) Ping(ctx context.Context) error {
 }
 
 // translate maps err through the dialect, wrapping what it does not know as
-// an internal error.
+// an internal error. It counts the errors it translates (Stats).
 func (db *DB) translate(err error) error {
 	if err == nil {
 		return nil
 	}
 	var ce *checkout.Error
 	if errors.As(err, &ce) {
-		return err
+		return err // translated already, and counted then
+	}
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		db.errs.canceled.Add(1)
+		return checkout.Internal(err)
 	}
 	err = db.dialect.Translate(err)
 	if errors.As(err, &ce) {
+		if ce.Code == checkout.EUnavailable {
+			db.errs.unavailable.Add(1)
+		}
 		return err
 	}
 	if db.closed.Load() {
 		// database/sql reports a closed pool with an error of its own that
 		// no dialect sees; to a client it is a database that does not
 		// answer (a request that races a node's shutdown), worth a retry.
+		db.errs.unavailable.Add(1)
 		return &checkout.Error{Code: checkout.EUnavailable, Message: "The database is unavailable; try again shortly.", Err: err}
 	}
+	db.errs.other.Add(1)
 	return checkout.Internal(err)
+}
+
+// Stats are what a DB counted since it was opened, for metrics.
+type Stats struct {
+	// Errors of the database, by kind: the database unreachable or
+	// overloaded (service_unavailable), a query given up because its
+	// context ended (a client gone, a timeout), and any other failure (an
+	// internal error). A conflict or a row not found is an answer, not an
+	// error, and is not counted.
+	Unavailable, Canceled, Other int64
+	// Pools are the connection pools: "write" and "read" on SQLite, one
+	// "main" pool on PostgreSQL.
+	Pools []PoolStats
+}
+
+// PoolStats describe one connection pool.
+type PoolStats struct {
+	Name string
+	sql.DBStats
+}
+
+// Stats returns the DB's counts and its pools' state.
+func (db *DB) Stats() Stats {
+	s := Stats{
+		Unavailable: db.errs.unavailable.Load(),
+		Canceled:    db.errs.canceled.Load(),
+		Other:       db.errs.other.Load(),
+	}
+	if db.read == db.write {
+		s.Pools = []PoolStats{{"main", db.write.Stats()}}
+	} else {
+		s.Pools = []PoolStats{{"write", db.write.Stats()}, {"read", db.read.Stats()}}
+	}
+	return s
 }
 
 // InTx runs fn in a write transaction.

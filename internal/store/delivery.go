@@ -167,6 +167,18 @@ func scanClaim(row scanner) (*checkout.Claim, error) {
 	return &c, nil
 }
 
+// DeliveryCountPending counts the pending deliveries, due and waiting. It
+// reads only the partial index of pending deliveries.
+func (db *DB) DeliveryCountPending(ctx context.Context, now time.Time) (checkout.PendingDeliveries, error) {
+	var total, due int64
+	err := db.readRow(ctx, `SELECT COUNT(*), COALESCE(SUM(CASE WHEN next_attempt_at <= $1 THEN 1 ELSE 0 END), 0)
+		FROM deliveries WHERE status = 'pending'`, now.UnixMilli()).Scan(&total, &due)
+	if err != nil {
+		return checkout.PendingDeliveries{}, db.translate(err)
+	}
+	return checkout.PendingDeliveries{Due: due, Waiting: total - due}, nil
+}
+
 // DeliveryRecord stores a finished attempt and the delivery's new state.
 // The delivery is locked first: one deleted meanwhile (its endpoint was)
 // gets no attempt record, which nothing would ever purge.

@@ -55,6 +55,36 @@ type Dispatcher struct {
 	freed  chan struct{}
 	sem    chan struct{}
 	wg     sync.WaitGroup
+	counts struct {
+		succeeded, failed, gaveUp atomic.Int64
+		micros                    atomic.Int64
+	}
+}
+
+// Stats are what a dispatcher did since it started, for metrics. Other
+// nodes count their own.
+type Stats struct {
+	// AttemptsSucceeded and AttemptsFailed count this process's attempts by
+	// outcome (a 2xx answer, or anything else).
+	AttemptsSucceeded, AttemptsFailed int64
+	// AttemptSeconds is the time those attempts took, in all.
+	AttemptSeconds float64
+	// DeliveriesFailed counts deliveries whose last attempt failed here, so
+	// that no attempt follows.
+	DeliveriesFailed int64
+	// InFlight is how many attempts are under way now.
+	InFlight int
+}
+
+// Stats returns the dispatcher's counts.
+func (d *Dispatcher) Stats() Stats {
+	return Stats{
+		AttemptsSucceeded: d.counts.succeeded.Load(),
+		AttemptsFailed:    d.counts.failed.Load(),
+		AttemptSeconds:    float64(d.counts.micros.Load()) / 1e6,
+		DeliveriesFailed:  d.counts.gaveUp.Load(),
+		InFlight:          len(d.sem),
+	}
 }
 
 // New returns a dispatcher; Run starts it.
@@ -171,13 +201,24 @@ func (d *Dispatcher) dispatch(ctx context.Context, limit int) (int, error) {
 // context of its own, so a shutdown lets it finish.
 func (d *Dispatcher) attempt(owner string, c *checkout.Claim) {
 	a := Send(d.cfg.Client, c, d.cfg.Now())
+	if a.Succeeded() {
+		d.counts.succeeded.Add(1)
+	} else {
+		d.counts.failed.Add(1)
+	}
+	d.counts.micros.Add(a.Duration.Microseconds())
 	c.Delivery.Record(a, d.cfg.Now())
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	if _, err := d.cfg.Store.DeliveryRecord(ctx, owner, a, c.Delivery); err != nil {
+	updated, err := d.cfg.Store.DeliveryRecord(ctx, owner, a, c.Delivery)
+	if err != nil {
 		// The lease runs out and the delivery is attempted again: at least
 		// once still holds.
 		d.cfg.Logger.Error("record webhook attempt", "delivery", c.Delivery.ID, "err", err)
+		return
+	}
+	if updated && c.Delivery.Status == checkout.DeliveryFailed {
+		d.counts.gaveUp.Add(1)
 	}
 }
 

@@ -54,6 +54,7 @@ func Exercise(t *testing.T, open func(t *testing.T) *store.DB) {
 		{"Event/RoundTrip", testEventRoundTrip},
 		{"Event/List", testEventList},
 		{"Event/Conflict", testEventConflict},
+		{"Delivery/CountPending", testDeliveryCountPending},
 		{"Idempotency/RoundTrip", testIdempotencyRoundTrip},
 		{"Idempotency/Conflict", testIdempotencyConflict},
 		{"Idempotency/Purge", testIdempotencyPurge},
@@ -715,6 +716,58 @@ func testEventConflict(t *testing.T, db *store.DB) {
 	insertEvents(t, db, e)
 	err := db.InTx(ctx, func(tx checkout.Tx) error { return tx.EventInsert(ctx, e) })
 	wantCode(t, "EventInsert(taken id)", err, checkout.EConflict)
+}
+
+// The queue's depth counts pending deliveries only, due or waiting for a
+// retry, leased ones among the due.
+func testDeliveryCountPending(t *testing.T, db *store.DB) {
+	ctx := context.Background()
+	count := func(at time.Time, want checkout.PendingDeliveries) {
+		t.Helper()
+		got, err := db.DeliveryCountPending(ctx, at)
+		if err != nil || got != want {
+			t.Errorf("DeliveryCountPending(%v) = %+v, %v; want %+v", at.Sub(base), got, err, want)
+		}
+	}
+	count(base, checkout.PendingDeliveries{})
+
+	m := newMerchant(t, db, "Acme", base)
+	ep, err := checkout.NewEndpoint(checkout.EndpointParams{MerchantID: m.ID, Mode: checkout.ModeTest,
+		URL: "https://hooks.example.com/x", Events: []string{checkout.AllEvents}}, base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := newEvent(m, checkout.ModeTest, checkout.EventCheckoutCreated, base)
+	insertEvents(t, db, e)
+	due := checkout.NewDelivery(e, ep, base)
+	later := checkout.NewDelivery(e, ep, base)
+	later.NextAttemptAt = base.Add(time.Hour)
+	var finished []*checkout.Delivery
+	for _, st := range []checkout.DeliveryStatus{checkout.DeliverySucceeded, checkout.DeliveryFailed, checkout.DeliveryCanceled} {
+		d := checkout.NewDelivery(e, ep, base)
+		d.Status = st
+		finished = append(finished, d)
+	}
+	inTx(t, db, func(tx checkout.Tx) error {
+		if err := tx.EndpointInsert(ctx, ep); err != nil {
+			return err
+		}
+		for _, d := range append([]*checkout.Delivery{due, later}, finished...) {
+			if err := tx.DeliveryInsert(ctx, d); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	count(base, checkout.PendingDeliveries{Due: 1, Waiting: 1})
+	count(base.Add(time.Hour), checkout.PendingDeliveries{Due: 2})
+
+	// A delivery being attempted is still due, until its attempt is recorded.
+	claims, err := db.DeliveryClaim(ctx, checkout.ClaimParams{Owner: "o", Now: base, LeaseUntil: base.Add(time.Minute), Limit: 10, PerEndpoint: 10})
+	if err != nil || len(claims) != 1 {
+		t.Fatalf("DeliveryClaim = %d, %v; want 1", len(claims), err)
+	}
+	count(base, checkout.PendingDeliveries{Due: 1, Waiting: 1})
 }
 
 func newIdempotency(m *checkout.Merchant, mode checkout.Mode, key string, created time.Time) *checkout.IdempotencyRecord {

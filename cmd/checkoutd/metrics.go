@@ -1,0 +1,149 @@
+package main
+
+import (
+	"context"
+	"runtime"
+	runtimemetrics "runtime/metrics"
+	"time"
+
+	"github.com/checkoutd/checkoutd/checkout"
+	"github.com/checkoutd/checkoutd/internal/api"
+	"github.com/checkoutd/checkoutd/internal/jobs"
+	"github.com/checkoutd/checkoutd/internal/metrics"
+	"github.com/checkoutd/checkoutd/internal/service"
+	"github.com/checkoutd/checkoutd/internal/store"
+	"github.com/checkoutd/checkoutd/internal/webhook"
+)
+
+// observed are the parts of a serving process whose counts /metrics shows.
+// The HTTP series are the server's own (internal/server).
+type observed struct {
+	store      *store.DB
+	service    *service.Service
+	dispatcher *webhook.Dispatcher
+	logs       *api.RequestLogWriter
+	jobs       []jobs.Job
+	started    time.Time
+}
+
+// queueTimeout bounds the one query a scrape makes (the delivery queue's
+// depth), so a slow database cannot hold a scrape.
+const queueTimeout = 2 * time.Second
+
+// newMetrics returns a registry that reads o's counts at every scrape.
+func newMetrics(o observed) *metrics.Registry {
+	r := metrics.NewRegistry()
+	counter, gauge := metrics.CounterType, metrics.GaugeType
+
+	byMode := func(name, help string, read func(service.Stats) map[checkout.Mode]int64) {
+		r.Func(name, help, counter, []string{"mode"}, func(_ context.Context, emit metrics.Emit) {
+			for mode, n := range read(o.service.Stats()) {
+				emit(float64(n), string(mode))
+			}
+		})
+	}
+	byMode("checkoutd_sessions_created_total", "Checkout sessions created by this process (Idempotency-Key replays not counted), by mode.",
+		func(s service.Stats) map[checkout.Mode]int64 { return s.SessionsCreated })
+	byMode("checkoutd_sessions_expired_total", "Checkout sessions this process expired, by the background job or on read, by mode.",
+		func(s service.Stats) map[checkout.Mode]int64 { return s.SessionsExpired })
+
+	r.Func("checkoutd_webhook_attempts_total", "Webhook delivery attempts this process made, by result: succeeded (a 2xx answer) or failed.",
+		counter, []string{"result"}, func(_ context.Context, emit metrics.Emit) {
+			s := o.dispatcher.Stats()
+			emit(float64(s.AttemptsSucceeded), "succeeded")
+			emit(float64(s.AttemptsFailed), "failed")
+		})
+	r.Value("checkoutd_webhook_attempt_seconds_total", "Time the webhook attempts of this process took, in all.",
+		counter, func() float64 { return o.dispatcher.Stats().AttemptSeconds })
+	r.Value("checkoutd_webhook_deliveries_failed_total", "Webhook deliveries whose last attempt (the 8th) failed in this process: no attempt follows.",
+		counter, func() float64 { return float64(o.dispatcher.Stats().DeliveriesFailed) })
+	r.Value("checkoutd_webhook_attempts_in_flight", "Webhook attempts under way in this process.",
+		gauge, func() float64 { return float64(o.dispatcher.Stats().InFlight) })
+	r.Func("checkoutd_webhook_deliveries_pending", "Pending webhook deliveries in the database, every node's: due (attempt due or under way) and waiting (for a retry). The same on every node: aggregate with max, not sum. Absent when the database does not answer.",
+		gauge, []string{"state"}, func(ctx context.Context, emit metrics.Emit) {
+			ctx, cancel := context.WithTimeout(ctx, queueTimeout)
+			defer cancel()
+			q, err := o.store.DeliveryCountPending(ctx, time.Now())
+			if err != nil {
+				return
+			}
+			emit(float64(q.Due), "due")
+			emit(float64(q.Waiting), "waiting")
+		})
+
+	r.Value("checkoutd_request_logs_dropped_total", "Request logs dropped because the writer's queue was full.",
+		counter, func() float64 { return float64(o.logs.Dropped()) })
+	r.Value("checkoutd_request_logs_queued", "Request logs waiting to be written.",
+		gauge, func() float64 { return float64(o.logs.Queued()) })
+
+	r.Func("checkoutd_job_runs_total", "Rounds of each background job, failed ones included.",
+		counter, []string{"job"}, func(_ context.Context, emit metrics.Emit) {
+			for _, j := range o.jobs {
+				emit(float64(j.Counts.Runs()), j.Name)
+			}
+		})
+	r.Func("checkoutd_job_failures_total", "Failed rounds of each background job.",
+		counter, []string{"job"}, func(_ context.Context, emit metrics.Emit) {
+			for _, j := range o.jobs {
+				emit(float64(j.Counts.Failures()), j.Name)
+			}
+		})
+	r.Func("checkoutd_job_last_success_timestamp_seconds", "When each background job last finished a round without error (Unix time); absent before the first.",
+		gauge, []string{"job"}, func(_ context.Context, emit metrics.Emit) {
+			for _, j := range o.jobs {
+				if t := j.Counts.LastSuccess(); !t.IsZero() {
+					emit(float64(t.UnixNano())/1e9, j.Name)
+				}
+			}
+		})
+
+	r.Func("checkoutd_db_errors_total", "Database errors, by kind: unavailable (unreachable or overloaded), canceled (a query given up: client gone, timeout), other.",
+		counter, []string{"kind"}, func(_ context.Context, emit metrics.Emit) {
+			s := o.store.Stats()
+			emit(float64(s.Unavailable), "unavailable")
+			emit(float64(s.Canceled), "canceled")
+			emit(float64(s.Other), "other")
+		})
+	r.Func("checkoutd_db_connections", "Open database connections, by pool and state (in_use, idle).",
+		gauge, []string{"pool", "state"}, func(_ context.Context, emit metrics.Emit) {
+			for _, p := range o.store.Stats().Pools {
+				emit(float64(p.InUse), p.Name, "in_use")
+				emit(float64(p.Idle), p.Name, "idle")
+			}
+		})
+	r.Func("checkoutd_db_connections_max", "The most connections each pool opens.",
+		gauge, []string{"pool"}, func(_ context.Context, emit metrics.Emit) {
+			for _, p := range o.store.Stats().Pools {
+				emit(float64(p.MaxOpenConnections), p.Name)
+			}
+		})
+	r.Func("checkoutd_db_connection_waits_total", "Times a query waited for a free connection, by pool.",
+		counter, []string{"pool"}, func(_ context.Context, emit metrics.Emit) {
+			for _, p := range o.store.Stats().Pools {
+				emit(float64(p.WaitCount), p.Name)
+			}
+		})
+	r.Func("checkoutd_db_connection_wait_seconds_total", "Time queries waited for a free connection, by pool.",
+		counter, []string{"pool"}, func(_ context.Context, emit metrics.Emit) {
+			for _, p := range o.store.Stats().Pools {
+				emit(p.WaitDuration.Seconds(), p.Name)
+			}
+		})
+
+	r.Func("checkoutd_build_info", "Always 1; the Go version checkoutd was built with.",
+		gauge, []string{"go_version"}, func(_ context.Context, emit metrics.Emit) { emit(1, runtime.Version()) })
+	r.Value("process_start_time_seconds", "When the process started (Unix time).",
+		gauge, func() float64 { return float64(o.started.UnixNano()) / 1e9 })
+	r.Value("go_goroutines", "Goroutines that exist now.",
+		gauge, func() float64 { return float64(runtime.NumGoroutine()) })
+	r.Value("go_memstats_heap_alloc_bytes", "Bytes of heap objects, reachable or not yet freed (runtime/metrics /memory/classes/heap/objects:bytes).",
+		gauge, func() float64 {
+			s := []runtimemetrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
+			runtimemetrics.Read(s)
+			if s[0].Value.Kind() != runtimemetrics.KindUint64 {
+				return 0
+			}
+			return float64(s[0].Value.Uint64())
+		})
+	return r
+}

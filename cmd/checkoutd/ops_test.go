@@ -1,0 +1,168 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"reflect"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+)
+
+// subcommandsOf lists a command group's subcommands, as its usage error
+// names them, so that a subcommand added later is covered too.
+func subcommandsOf(t *testing.T, group string) []string {
+	t.Helper()
+	_, _, err := cli(t, vars{}, group)
+	_, names, ok := strings.Cut(fmtErr(err), "needs a subcommand:")
+	if !ok {
+		t.Fatalf("checkoutd %s = %v; want the list of its subcommands", group, err)
+	}
+	return strings.Fields(names)
+}
+
+// Every administration subcommand, with --json, prints exactly one JSON
+// object on stdout and nothing else.
+func TestEveryAdminCommandPrintsOneJSONObject(t *testing.T) {
+	eachDatabase(t, func(t *testing.T, db database) {
+		ran := map[string]bool{}
+		var ids struct{ store, key, endpoint, delivery string }
+		one := func(args ...string) map[string]any {
+			t.Helper()
+			out, errOut, err := cli(t, vars{}, append(append(args, "--json"), db.flags...)...)
+			if err != nil {
+				t.Fatalf("checkoutd %s --json = %v\n%s", strings.Join(args, " "), err, errOut)
+			}
+			var v map[string]any
+			decodeOne(t, out, &v)
+			ran[args[0]+" "+args[1]] = true
+			return v
+		}
+		id := func(v map[string]any) string { s, _ := v["id"].(string); return s }
+
+		ids.store = id(one("stores", "create", "--name", "Acme", "--currency", "USD"))
+		one("stores", "list")
+		ids.key = id(one("keys", "create", "--store", ids.store))
+		one("keys", "list", "--store", ids.store)
+		one("keys", "revoke", ids.key)
+		ids.endpoint = id(one("webhooks", "create", "--store", ids.store, "--url", "https://127.0.0.1:8443/hook", "--webhook-allow-cidr", "127.0.0.0/8"))
+		one("webhooks", "list", "--store", ids.store)
+		one("webhooks", "roll-secret", ids.endpoint)
+		ids.delivery = id(one("webhooks", "send-test", ids.endpoint))
+		one("webhooks", "deliveries", "--endpoint", ids.endpoint)
+		one("webhooks", "disable", ids.endpoint) // cancels the test delivery: it is finished
+		one("webhooks", "enable", ids.endpoint)
+		one("webhooks", "resend", ids.delivery)
+		one("webhooks", "delete", ids.endpoint)
+
+		for _, group := range []string{"stores", "keys", "webhooks"} {
+			for _, sub := range subcommandsOf(t, group) {
+				if !ran[group+" "+sub] {
+					t.Errorf("checkoutd %s %s --json is not covered here", group, sub)
+				}
+			}
+		}
+	})
+}
+
+// main reports an error on one line, with any secret in it redacted: a
+// secret given where a key id belongs is echoed by the "no such key" error.
+func TestErrorLineRedactsSecrets(t *testing.T) {
+	db := newDatabase(t, "sqlite")
+	secret := "ck_live_sk_" + strings.Repeat("A", 43)
+	_, _, err := cli(t, vars{}, append([]string{"keys", "revoke", secret}, db.flags...)...)
+	if err == nil {
+		t.Fatal("keys revoke <a secret> = nil")
+	}
+	line := errorLine(err)
+	if strings.Contains(line, "ck_live_sk_") || !strings.Contains(line, "[redacted]") || !strings.HasPrefix(line, "checkoutd: ") {
+		t.Errorf("errorLine = %q; want the secret redacted", line)
+	}
+}
+
+// serve's configuration: every flag can come from CHECKOUTD_<FLAG>, the
+// command line wins, and the defaults are those of the documentation.
+func TestServeConfigFromEnvironment(t *testing.T) {
+	defaults, err := parseServeConfig(env{getenv: vars{"HOME": "/home/u"}.getenv, stdout: os.Stdout, stderr: os.Stderr}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := serveConfig{
+		db:   dbFlags{dataDir: "/home/u/.local/share/checkoutd"},
+		addr: "127.0.0.1:8080", rateLimit: 100, rateBurst: 200, expiryInterval: 2 * time.Second, purgeInterval: time.Hour,
+		paymentsInterval: 2 * time.Second, shutdownTimeout: 30 * time.Second, logFormat: "text", logLevel: "info", webhookWorkers: 32, webhookPerHost: 4,
+		webhookLease: 60 * time.Second,
+	}
+	if !reflect.DeepEqual(*defaults, want) {
+		t.Errorf("defaults = %+v; want %+v", *defaults, want)
+	}
+
+	environment := vars{
+		"CHECKOUTD_DATABASE": "postgres://db/x", "CHECKOUTD_DATA_DIR": "/data", "CHECKOUTD_ADDR": ":9000",
+		"CHECKOUTD_BASE_URL": "https://api.example.com", "CHECKOUTD_CHECKOUT_BASE_URL": "https://pay.example.com/",
+		"CHECKOUTD_RATE_LIMIT": "5.5", "CHECKOUTD_RATE_BURST": "7", "CHECKOUTD_EXPIRY_INTERVAL": "3s",
+		"CHECKOUTD_PURGE_INTERVAL": "2h", "CHECKOUTD_PAYMENTS_INTERVAL": "4s", "CHECKOUTD_SHUTDOWN_TIMEOUT": "9s", "CHECKOUTD_LOG_FORMAT": "json",
+		"CHECKOUTD_LOG_LEVEL": "debug", "CHECKOUTD_METRICS_ADDR": "127.0.0.1:9090", "CHECKOUTD_WEBHOOK_ALLOW_CIDR": "10.0.0.0/8",
+		"CHECKOUTD_WEBHOOK_CA_FILE": "/ca.pem", "CHECKOUTD_WEBHOOK_WORKERS": "3", "CHECKOUTD_WEBHOOK_PER_ENDPOINT": "2",
+		"CHECKOUTD_WEBHOOK_LEASE": "20s",
+	}
+	got, err := parseServeConfig(env{getenv: environment.getenv, stdout: os.Stdout, stderr: os.Stderr}, []string{"--addr", ":7000", "--rate-burst", "8"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want = serveConfig{
+		db: dbFlags{database: "postgres://db/x", dataDir: "/data"}, addr: ":7000",
+		baseURL: "https://api.example.com", checkoutBaseURL: "https://pay.example.com",
+		rateLimit: 5.5, rateBurst: 8, expiryInterval: 3 * time.Second, purgeInterval: 2 * time.Hour, paymentsInterval: 4 * time.Second,
+		shutdownTimeout: 9 * time.Second, logFormat: "json", logLevel: "debug", metricsAddr: "127.0.0.1:9090",
+		webhook: webhookFlags{allowCIDR: "10.0.0.0/8", caFile: "/ca.pem"}, webhookWorkers: 3, webhookPerHost: 2,
+		webhookLease: 20 * time.Second,
+	}
+	if !reflect.DeepEqual(*got, want) {
+		t.Errorf("from the environment = %+v; want %+v", *got, want)
+	}
+	// Every flag of serve (as serve -h lists them) was set above: a flag
+	// added without a variable here fails this.
+	_, usage, _ := cli(t, vars{}, "serve", "-h")
+	flags := regexp.MustCompile(`(?m)^  -([a-z-]+)`).FindAllStringSubmatch(usage, -1)
+	if len(flags) < 10 {
+		t.Fatalf("serve -h lists %d flags:\n%s", len(flags), usage)
+	}
+	doc, err := os.ReadFile("../../docs/operations.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range flags {
+		if _, ok := environment[envName(f[1])]; !ok {
+			t.Errorf("serve flag --%s is not covered by this test (%s)", f[1], envName(f[1]))
+		}
+		if !strings.Contains(string(doc), "| `--"+f[1]+"` |") {
+			t.Errorf("serve flag --%s is not in the configuration table of docs/operations.md", f[1])
+		}
+	}
+}
+
+// The first start announces where the data lives; later starts do not
+// claim to have created it.
+func TestServeAnnouncesNewDataDirectory(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "data")
+	db := database{name: "sqlite", flags: []string{"--data-dir", dir}}
+	_, logs, stop := startServe(t, db)
+	if err := stop(); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(logs.String(), "created a new SQLite database") || !strings.Contains(logs.String(), `"data_dir":"`+dir+`"`) {
+		t.Errorf("first start did not announce the data directory %s; log:\n%s", dir, logs)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "checkoutd.db")); err != nil {
+		t.Errorf("no database in the data directory: %v", err)
+	}
+	_, logs, _ = startServe(t, db)
+	if strings.Contains(logs.String(), "created a new") {
+		t.Errorf("second start announced a new database; log:\n%s", logs)
+	}
+	if !strings.Contains(logs.String(), filepath.Join(dir, "checkoutd.db")) {
+		t.Errorf("second start did not name its database; log:\n%s", logs)
+	}
+}
