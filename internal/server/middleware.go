@@ -3,6 +3,7 @@ package server
 import (
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"runtime/debug"
 	"time"
@@ -35,6 +36,9 @@ func recoverPanics(next http.Handler) http.Handler {
 	})
 }
 
+// quietPaths are logged at debug when they succeed.
+var quietPaths = map[string]bool{"/healthz": true, "/readyz": true, "/metrics": true}
+
 // accessLog logs one line per request: method, path, status and duration,
 // never headers, query strings or bodies.
 func accessLog(next http.Handler) http.Handler {
@@ -45,7 +49,13 @@ func accessLog(next http.Handler) http.Handler {
 		if sw.status == 0 {
 			sw.status = http.StatusOK
 		}
-		api.Logger(r.Context()).InfoContext(r.Context(), "request",
+		level := slog.LevelInfo
+		if quietPaths[r.URL.Path] && sw.status < 400 {
+			// Load balancers and scrapers ask every few seconds; their
+			// successful requests would drown the log at info.
+			level = slog.LevelDebug
+		}
+		api.Logger(r.Context()).Log(r.Context(), level, "request",
 			"method", r.Method,
 			"path", checkout.RedactSecrets(r.URL.Path),
 			"status", sw.status,
