@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"html/template"
 	"net/http"
+	"slices"
 	"strconv"
 	"time"
 
@@ -206,9 +207,11 @@ func (p *Page) view(ctx context.Context, w http.ResponseWriter, r *http.Request,
 			Href: invoicePath(s.ID) + "?method=" + string(m),
 		})
 	}
-	if f := q.Get("failed"); f != "" && ps.LastFailed != nil && ps.LastFailed.ID == f && ps.LastFailed.FailureMessage != nil {
-		v.Message = *ps.LastFailed.FailureMessage
-		if ps.LastFailed.Method == checkout.MethodCard {
+	// The outcome of the attempt the buyer just made, which the redirect
+	// after it names.
+	if i := slices.IndexFunc(ps.Failed, func(p *checkout.Payment) bool { return p.ID == q.Get("failed") }); i >= 0 && ps.Failed[i].FailureMessage != nil {
+		v.Message = *ps.Failed[i].FailureMessage
+		if ps.Failed[i].Method == checkout.MethodCard {
 			v.Message += " Try another card, or pay another way."
 		}
 	}

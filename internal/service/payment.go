@@ -43,8 +43,9 @@ type PageSession struct {
 	Active *checkout.Payment
 	// Paid is the payment that completed the session, nil until one did.
 	Paid *checkout.Payment
-	// LastFailed is the latest failed payment, nil when none failed.
-	LastFailed *checkout.Payment
+	// Failed are the session's failed payments. Their order is not that of
+	// the attempts: payments made within one tick of the clock tie.
+	Failed []*checkout.Payment
 	// FailedCardAttempts counts the session's failed card payments.
 	FailedCardAttempts int
 }
@@ -81,7 +82,7 @@ func (s *Service) PageSession(ctx context.Context, id string) (*PageSession, err
 		case sess.PaymentID != nil && p.ID == *sess.PaymentID:
 			ps.Paid = p
 		case p.Status == checkout.PaymentFailed:
-			ps.LastFailed = p
+			ps.Failed = append(ps.Failed, p)
 			if p.Method == checkout.MethodCard {
 				ps.FailedCardAttempts++
 			}
