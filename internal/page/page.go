@@ -40,6 +40,13 @@ type Page struct {
 	cop    *http.CrossOriginProtection
 }
 
+// assetTypes are the content types of the page's files, by extension.
+var assetTypes = map[string]string{
+	".css": "text/css; charset=utf-8",
+	".js":  "text/javascript; charset=utf-8",
+	".svg": "image/svg+xml",
+}
+
 type asset struct {
 	body        []byte
 	contentType string
@@ -57,10 +64,7 @@ func New(svc *service.Service, log *slog.Logger) *Page {
 	for _, e := range entries {
 		b, _ := fs.ReadFile(sub, e.Name())
 		sum := sha256.Sum256(b)
-		ct := "text/css; charset=utf-8"
-		if path.Ext(e.Name()) == ".js" {
-			ct = "text/javascript; charset=utf-8"
-		}
+		ct := assetTypes[path.Ext(e.Name())]
 		p.assets[e.Name()] = asset{body: b, contentType: ct, version: hex.EncodeToString(sum[:6])}
 	}
 	p.tmpl = template.Must(template.New("page").Funcs(template.FuncMap{
