@@ -422,23 +422,17 @@ func TestBrowserCardPaysAndReturnsToTheShop(t *testing.T) {
 		e.do(chromedp.Navigate(s.CheckoutURL))
 
 		// What the buyer sees before paying.
-		if got := e.text("h1"); got != "Order 42" {
-			t.Errorf("heading = %q; want Order 42", got)
-		}
-		if got := e.text(".test-banner"); !strings.Contains(got, "Test mode") {
-			t.Errorf("banner = %q; want a test-mode banner", got)
-		}
-		if got := e.text(".merchant-name a"); got != "Acme Games" {
-			t.Errorf("merchant = %q", got)
-		}
-		if got := e.text(".total strong"); got != "$39.99" {
-			t.Errorf("total = %q; want $39.99", got)
-		}
-		if got := e.text(".item-name"); got != "Sword of <Testing>" {
-			t.Errorf("first item = %q; want the name as the merchant wrote it, escaped into text", got)
-		}
-		if got := e.text(".description"); got != "Delivered to your game account within a minute." {
-			t.Errorf("description = %q", got)
+		for _, c := range []struct{ sel, want string }{
+			{"h1", "Order 42"},
+			{".test-banner", "Test mode: nothing is charged. Pay with a test card such as 4242 4242 4242 4242."},
+			{".merchant-name a", "Acme Games"},
+			{".total strong", "$39.99"},
+			{".item-name", "Sword of <Testing>"}, // as the merchant wrote it: escaped into text
+			{".description", "Delivered to your game account within a minute."},
+		} {
+			if got := e.text(c.sel); got != c.want {
+				t.Errorf("%s = %q; want %q", c.sel, got, c.want)
+			}
 		}
 		if got := eval[int](e, `[...document.querySelectorAll("img.item-image")].filter(i => i.complete && i.naturalWidth === 96).length`); got != 2 {
 			t.Errorf("item images loaded = %d; want 2", got)
@@ -460,11 +454,10 @@ func TestBrowserCardPaysAndReturnsToTheShop(t *testing.T) {
 
 		// The script formats what is typed.
 		e.fillCard("4242424242424242")
-		if got := e.value("#number"); got != "4242 4242 4242 4242" {
-			t.Errorf("number as typed = %q; want it grouped by four", got)
-		}
-		if got := e.value("#expiry"); got != "12/30" {
-			t.Errorf("expiry as typed = %q; want 12/30", got)
+		for sel, want := range map[string]string{"#number": "4242 4242 4242 4242", "#expiry": "12/30"} {
+			if got := e.value(sel); got != want {
+				t.Errorf("%s as typed = %q; want %q", sel, got, want)
+			}
 		}
 		if got := e.text("button.pay-button"); got != "Pay $39.99" {
 			t.Errorf("button = %q; want Pay $39.99", got)
