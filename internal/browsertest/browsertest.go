@@ -139,7 +139,9 @@ func start() {
 		// Dates, times and numbers the page's script formats come out the
 		// same on every machine.
 		chromedp.Flag("lang", "en-US"),
-		chromedp.Env("TZ=UTC", "LANG=en_US.UTF-8"),
+		chromedp.Env("TZ=UTC", "LANG=en_US.UTF-8",
+			// Chromium's own temporary files go with the profile.
+			"TMPDIR="+dataDir),
 	)
 	if len(mapRules) > 0 {
 		opts = append(opts, chromedp.Flag("host-resolver-rules", strings.Join(mapRules, ",")))
