@@ -1,0 +1,139 @@
+package checkout_test
+
+import (
+	"testing"
+	"time"
+
+	"github.com/checkoutd/checkoutd/checkout"
+)
+
+func coin(t *testing.T, code string) checkout.Coin {
+	t.Helper()
+	c, ok := checkout.CoinByCode(code)
+	if !ok {
+		t.Fatalf("CoinByCode(%q) found nothing", code)
+	}
+	return c
+}
+
+// TestCoinTimescales checks the confirmation times against SPEC.md: Solana
+// and Ethereum under a minute, Bitcoin and Litecoin 10 to 30 minutes.
+func TestCoinTimescales(t *testing.T) {
+	for code, bounds := range map[string][2]time.Duration{
+		"SOL": {0, time.Minute}, "ETH": {0, time.Minute},
+		"BTC": {10 * time.Minute, 30 * time.Minute}, "LTC": {10 * time.Minute, 30 * time.Minute},
+	} {
+		d := coin(t, code).ConfirmationTime()
+		if d <= bounds[0] || d >= bounds[1] {
+			t.Errorf("%s confirms in %v; want between %v and %v", code, d, bounds[0], bounds[1])
+		}
+	}
+	if _, ok := checkout.CoinByCode("btc"); !ok {
+		t.Errorf("CoinByCode is case-sensitive")
+	}
+	if _, ok := checkout.CoinByCode("DOGE"); ok {
+		t.Errorf("CoinByCode(DOGE) found a coin")
+	}
+}
+
+func TestConfirmationsAt(t *testing.T) {
+	for _, c := range checkout.Coins {
+		b := t0
+		for k := 1; k <= c.Confirmations; k++ {
+			at := b.Add(time.Duration(k) * c.BlockTime)
+			if got := c.ConfirmationsAt(b, at.Add(-time.Nanosecond)); got != k-1 {
+				t.Errorf("%s just before block %d: %d confirmations; want %d", c.Code, k, got, k-1)
+			}
+			if got := c.ConfirmationsAt(b, at); got != k {
+				t.Errorf("%s at block %d: %d confirmations; want %d", c.Code, k, got, k)
+			}
+		}
+		if got := c.ConfirmationsAt(b, b.Add(24*time.Hour)); got != c.Confirmations {
+			t.Errorf("%s a day later: %d; want the %d needed, no more", c.Code, got, c.Confirmations)
+		}
+		if got := c.ConfirmationsAt(b, b.Add(-time.Hour)); got != 0 {
+			t.Errorf("%s before its broadcast: %d; want 0", c.Code, got)
+		}
+	}
+}
+
+func TestCoinAmount(t *testing.T) {
+	tests := []struct {
+		amount int64
+		coin   string
+		price  int64 // minor units of the currency per coin
+		want   string
+	}{
+		{3999, "BTC", 6_000_000, "66650"},                      // $39.99 at $60,000: exact
+		{1, "BTC", 6_000_000, "17"},                            // 16.67 satoshi, rounded up
+		{3999, "ETH", 300_000, "13330000000000000"},            // wei
+		{100_000_000, "ETH", 1, "100000000000000000000000000"}, // 10^26 wei: beyond 64 bits
+		{3999, "SOL", 15_000, "266600000"},                     // lamports
+		{3999, "LTC", 8_000, "49987500"},                       // litoshi
+		{1500, "BTC", 60_000, "2500000"},                       // ¥1,500 at ¥60,000 (no minor unit)
+		{1, "SOL", 3, "333333334"},                             // a third, rounded up
+	}
+	for _, tt := range tests {
+		if got := checkout.CoinAmount(tt.amount, coin(t, tt.coin), tt.price).String(); got != tt.want {
+			t.Errorf("CoinAmount(%d, %s, %d) = %s; want %s", tt.amount, tt.coin, tt.price, got, tt.want)
+		}
+	}
+}
+
+func TestFormatCoin(t *testing.T) {
+	tests := []struct{ base, coin, want string }{
+		{"66650", "BTC", "0.0006665"},
+		{"100000000", "BTC", "1"},
+		{"123456789", "BTC", "1.23456789"},
+		{"1", "BTC", "0.00000001"},
+		{"0", "BTC", "0"},
+		{"13330000000000000", "ETH", "0.01333"},
+		{"1000000000000000000000000000", "ETH", "1000000000"},
+		{"266600000", "SOL", "0.2666"},
+		{"not a number", "BTC", "not a number"},
+		{"-5", "BTC", "-5"},
+	}
+	for _, tt := range tests {
+		if got := checkout.FormatCoin(tt.base, coin(t, tt.coin)); got != tt.want {
+			t.Errorf("FormatCoin(%s, %s) = %q; want %q", tt.base, tt.coin, got, tt.want)
+		}
+	}
+}
+
+func TestPaymentURI(t *testing.T) {
+	tests := []struct{ coin, address, base, want string }{
+		{"BTC", "tb1qabc", "66650", "bitcoin:tb1qabc?amount=0.0006665"},
+		{"LTC", "tltc1qabc", "49987500", "litecoin:tltc1qabc?amount=0.499875"},
+		{"ETH", "0xabc", "13330000000000000", "ethereum:0xabc?value=13330000000000000"},
+		{"SOL", "So1abc", "266600000", "solana:So1abc?amount=0.2666"},
+	}
+	for _, tt := range tests {
+		q := &checkout.CryptoQuote{Coin: tt.coin, Address: tt.address, AmountBase: tt.base}
+		if got := q.PaymentURI(); got != tt.want {
+			t.Errorf("PaymentURI(%s) = %q; want %q", tt.coin, got, tt.want)
+		}
+	}
+}
+
+func TestFormatAmount(t *testing.T) {
+	tests := []struct {
+		amount   int64
+		currency string
+		want     string
+	}{
+		{3999, "USD", "$39.99"},
+		{123456, "USD", "$1,234.56"},
+		{99, "USD", "$0.99"},
+		{5, "EUR", "€0.05"},
+		{1500, "JPY", "¥1,500"},
+		{1234567, "KWD", "1,234.567 KWD"},
+		{100_000_000, "USD", "$1,000,000.00"},
+		{-250, "GBP", "-£2.50"},
+		{0, "CHF", "0.00 CHF"},
+	}
+	for _, tt := range tests {
+		if got := checkout.FormatAmount(tt.amount, tt.currency); got != tt.want {
+			t.Errorf("FormatAmount(%d, %s) = %q; want %q", tt.amount, tt.currency, got, tt.want)
+		}
+	}
+}
