@@ -121,6 +121,10 @@ type Tx interface {
 	// PaymentGetForUpdate reads and locks a payment; not_found when there
 	// is none.
 	PaymentGetForUpdate(ctx context.Context, id string) (*Payment, error)
+	// PaymentGetByTxHash returns the crypto payment of a session made by a
+	// transaction; not_found when there is none. PaymentInsert refuses a
+	// second one with conflict.
+	PaymentGetByTxHash(ctx context.Context, sessionID, txHash string) (*Payment, error)
 	// PaymentCountFailed counts a session's failed payments of a method.
 	PaymentCountFailed(ctx context.Context, sessionID string, method PaymentMethod) (int, error)
 	// CryptoQuoteInsert stores a quote unless the session already has one

@@ -434,6 +434,13 @@ func (s *Service) cryptoReceived(ctx context.Context, sessionID, coinCode, txHas
 		if err != nil {
 			return err
 		}
+		// Again under the session's lock, which every payment of the
+		// session takes: a report racing this one (the network repeating
+		// itself, another node) may have recorded the transaction since.
+		if p, err = tx.PaymentGetByTxHash(ctx, sessionID, txHash); err == nil || !checkout.IsCode(err, checkout.ENotFound) {
+			return err
+		}
+		p = nil
 		now := s.now()
 		if sess.ExpiryDue(now) {
 			if err := s.expireLocked(ctx, tx, m, sess, now); err != nil {

@@ -13,7 +13,7 @@ import (
 
 const paymentColumns = `id, session_id, store_id, mode, method, status, captured, amount, amount_refunded, fee, currency,
 	card_brand, card_last4, buyer_country, customer_name, receipt_email, failure_code, failure_message, details, dispute_on_success,
-	due_at, created_at, updated_at, succeeded_at`
+	due_at, created_at, updated_at, succeeded_at, tx_hash`
 
 // paymentDetails is the JSON of the details column.
 type paymentDetails struct {
@@ -27,9 +27,10 @@ func scanPayment(row scanner) (*checkout.Payment, error) {
 	var details string
 	var due, succeeded sql.NullInt64
 	var created, updated int64
+	var txHash sql.NullString // the same as details' crypto.tx_hash
 	err := row.Scan(&p.ID, &p.SessionID, &p.MerchantID, &p.Mode, &p.Method, &p.Status, &captured, &p.Amount, &p.AmountRefunded, &p.Fee, &p.Currency,
 		&p.CardBrand, &p.CardLast4, &p.BuyerCountry, &p.CustomerName, &p.ReceiptEmail, &p.FailureCode, &p.FailureMessage, &details, &dispute,
-		&due, &created, &updated, &succeeded)
+		&due, &created, &updated, &succeeded, &txHash)
 	if err != nil {
 		return nil, err
 	}
@@ -54,10 +55,14 @@ func paymentArgs(p *checkout.Payment) ([]any, error) {
 	if err != nil {
 		return nil, err
 	}
+	var txHash *string
+	if p.Crypto != nil {
+		txHash = &p.Crypto.TxHash
+	}
 	return []any{p.ID, p.SessionID, p.MerchantID, string(p.Mode), string(p.Method), string(p.Status), boolInt(p.Status.Captured()),
 		p.Amount, p.AmountRefunded, p.Fee, p.Currency,
 		p.CardBrand, p.CardLast4, p.BuyerCountry, p.CustomerName, p.ReceiptEmail, p.FailureCode, p.FailureMessage, string(details), boolInt(p.DisputeOnSuccess),
-		unixMilliPtr(p.DueAt), p.CreatedAt.UnixMilli(), p.UpdatedAt.UnixMilli(), unixPtr(p.SucceededAt)}, nil
+		unixMilliPtr(p.DueAt), p.CreatedAt.UnixMilli(), p.UpdatedAt.UnixMilli(), unixPtr(p.SucceededAt), txHash}, nil
 }
 
 func msPtr(v sql.NullInt64) *time.Time {
@@ -87,7 +92,7 @@ func (tx *Tx) PaymentInsert(ctx context.Context, p *checkout.Payment) error {
 		return err
 	}
 	_, err = tx.exec(ctx, `INSERT INTO payments (`+paymentColumns+`)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24)`, args...)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24, $25)`, args...)
 	return tx.db.translate(err)
 }
 
@@ -119,6 +124,16 @@ func (tx *Tx) PaymentGetForUpdate(ctx context.Context, id string) (*checkout.Pay
 	p, err := scanPayment(tx.row(ctx, `SELECT `+paymentColumns+` FROM payments WHERE id = $1`+tx.db.dialect.ForUpdate, id))
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, paymentNotFound(id)
+	}
+	return p, tx.db.translate(err)
+}
+
+// PaymentGetByTxHash returns the crypto payment of a session made by a
+// transaction.
+func (tx *Tx) PaymentGetByTxHash(ctx context.Context, sessionID, txHash string) (*checkout.Payment, error) {
+	p, err := scanPayment(tx.row(ctx, `SELECT `+paymentColumns+` FROM payments WHERE session_id = $1 AND tx_hash = $2`, sessionID, txHash))
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, checkout.Errorf(checkout.ENotFound, "No payment of %s by transaction %s.", sessionID, txHash)
 	}
 	return p, tx.db.translate(err)
 }

@@ -69,6 +69,7 @@ func Exercise(t *testing.T, open func(t *testing.T) *store.DB) {
 		{"Close", testClose},
 	}
 	tests = append(tests, webhookTests...)
+	tests = append(tests, paymentTests...)
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) { tt.fn(t, open(t)) })
 	}

@@ -1,0 +1,105 @@
+package store_test
+
+import (
+	"context"
+	"database/sql"
+	"testing"
+	"time"
+
+	"github.com/checkoutd/checkoutd/checkout"
+	"github.com/checkoutd/checkoutd/internal/store"
+	"github.com/checkoutd/checkoutd/internal/store/postgres"
+	"github.com/checkoutd/checkoutd/internal/store/sqlite"
+	"github.com/checkoutd/checkoutd/internal/store/storetest"
+)
+
+// TestMigrateCryptoTxHash upgrades a database of version 3 that holds one
+// crypto transaction recorded twice for a session (as concurrent reports
+// could record it before version 4): the upgrade succeeds, the first record
+// takes the transaction, and a third record of it is refused.
+func TestMigrateCryptoTxHash(t *testing.T) {
+	ctx := context.Background()
+	for _, name := range storetest.Databases {
+		t.Run(name, func(t *testing.T) {
+			var open func() (*store.DB, error)
+			var driver, dsn string
+			switch name {
+			case "sqlite":
+				path := storetest.SQLitePath(t)
+				open = func() (*store.DB, error) { return sqlite.Open(ctx, path) }
+				driver, dsn = "sqlite", path
+			case "postgres":
+				url := storetest.PostgresURL(t)
+				open = func() (*store.DB, error) { return postgres.Open(ctx, url) }
+				driver, dsn = "pgx", url
+			}
+			db, err := open()
+			if err != nil {
+				t.Fatal(err)
+			}
+			at := time.Unix(1_790_000_000, 0)
+			m := &checkout.Merchant{ID: checkout.NewStoreID(), Name: "Acme", Currency: "USD", CreatedAt: at}
+			s := &checkout.Session{ID: checkout.NewSessionID(), MerchantID: m.ID, Mode: checkout.ModeTest, Status: checkout.StatusOpen,
+				Title: "Order", Currency: "USD", Amount: 1500, TotalAmount: 1500, Items: []checkout.Item{{Name: "Sword", Amount: 1500, Quantity: 1}},
+				Metadata: map[string]string{}, CreatedAt: at, ExpiresAt: at.Add(time.Hour)}
+			first := checkout.NewPayment(s, checkout.MethodCrypto, at)
+			first.Crypto = &checkout.CryptoDetails{Coin: "BTC", Address: "tb1q", AmountBase: "25000", TxHash: "tx1", Confirmations: 2}
+			err = db.InTx(ctx, func(tx checkout.Tx) error {
+				if err := tx.MerchantInsert(ctx, m); err != nil {
+					return err
+				}
+				if err := tx.SessionInsert(ctx, s); err != nil {
+					return err
+				}
+				return tx.PaymentInsert(ctx, first)
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			db.Close()
+
+			// Back to version 3, with a second record of tx1 a moment later.
+			raw, err := sql.Open(driver, dsn)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, q := range []string{
+				`DROP INDEX payments_session_tx`,
+				`ALTER TABLE payments DROP COLUMN tx_hash`,
+				`DELETE FROM schema_migrations WHERE version = 4`,
+				`INSERT INTO payments SELECT 'pay_second', session_id, store_id, mode, method, 'failed', 0, amount, amount_refunded, fee, currency,
+					card_brand, card_last4, buyer_country, customer_name, receipt_email, 'duplicate_payment', failure_message, details,
+					dispute_on_success, NULL, created_at + 1, updated_at + 1, NULL FROM payments WHERE id = '` + first.ID + `'`,
+			} {
+				if _, err := raw.ExecContext(ctx, q); err != nil {
+					t.Fatalf("%s: %v", q, err)
+				}
+			}
+			raw.Close()
+
+			db, err = open()
+			if err != nil {
+				t.Fatalf("upgrade of a database with a transaction recorded twice: %v", err)
+			}
+			defer db.Close()
+			err = db.InTx(ctx, func(tx checkout.Tx) error {
+				got, err := tx.PaymentGetByTxHash(ctx, s.ID, "tx1")
+				if err != nil || got.ID != first.ID {
+					t.Errorf("PaymentGetByTxHash(tx1) = %v, %v; want the first record %s", got, err, first.ID)
+				}
+				return nil
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			third := checkout.NewPayment(s, checkout.MethodCrypto, at)
+			third.Crypto = first.Crypto
+			if err := db.InTx(ctx, func(tx checkout.Tx) error { return tx.PaymentInsert(ctx, third) }); !checkout.IsCode(err, checkout.EConflict) {
+				t.Errorf("a third record of tx1 = %v; want conflict", err)
+			}
+			if ps, err := db.PaymentListBySession(ctx, s.ID); err != nil || len(ps) != 2 {
+				t.Errorf("payments after the upgrade = %d, %v; want both records kept", len(ps), err)
+			}
+		})
+	}
+}
