@@ -76,6 +76,10 @@ type Store interface {
 	// (d after Record). It reports whether the delivery was updated. A
 	// delivery deleted meanwhile (with its endpoint) gets no record.
 	DeliveryRecord(ctx context.Context, owner string, a *Attempt, d *Delivery) (bool, error)
+	// DeliveryRecordAll does what DeliveryRecord does for each record, all
+	// in one transaction (one commit for many attempts), and reports for
+	// each whether its delivery was updated. When it fails, none is stored.
+	DeliveryRecordAll(ctx context.Context, rs []AttemptRecord) ([]bool, error)
 
 	// RequestLogInsert writes a batch of request logs in one transaction.
 	RequestLogInsert(ctx context.Context, logs []*RequestLog) error
@@ -193,6 +197,14 @@ type ClaimParams struct {
 type PendingDeliveries struct {
 	Due     int64
 	Waiting int64
+}
+
+// AttemptRecord is a finished attempt to store: the attempt, the delivery
+// after it (Delivery.Record), and the owner of the lease it was made under.
+type AttemptRecord struct {
+	Owner    string
+	Attempt  *Attempt
+	Delivery *Delivery
 }
 
 // Claim is a leased delivery with what its attempt needs: the endpoint as it

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -180,47 +181,77 @@ func (db *DB) DeliveryCountPending(ctx context.Context, now time.Time) (checkout
 }
 
 // DeliveryRecord stores a finished attempt and the delivery's new state.
-// The delivery is locked first: one deleted meanwhile (its endpoint was)
-// gets no attempt record, which nothing would ever purge.
 func (db *DB) DeliveryRecord(ctx context.Context, owner string, a *checkout.Attempt, d *checkout.Delivery) (bool, error) {
-	updated := false
+	updated, err := db.DeliveryRecordAll(ctx, []checkout.AttemptRecord{{Owner: owner, Attempt: a, Delivery: d}})
+	if err != nil {
+		return false, err
+	}
+	return updated[0], nil
+}
+
+// DeliveryRecordAll stores finished attempts and their deliveries' new
+// states in one transaction: the dispatcher's group commit, one fsync for
+// the attempts that ended together.
+func (db *DB) DeliveryRecordAll(ctx context.Context, rs []checkout.AttemptRecord) ([]bool, error) {
+	updated := make([]bool, len(rs))
+	// Rows are locked in the order of their ids, so that two nodes'
+	// batches never wait for each other in a circle.
+	order := make([]int, len(rs))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortFunc(order, func(a, b int) int { return strings.Compare(rs[a].Delivery.ID, rs[b].Delivery.ID) })
 	err := db.InTx(ctx, func(t checkout.Tx) error {
 		tx := t.(*Tx)
-		var id string
-		err := tx.row(ctx, `SELECT id FROM deliveries WHERE id = $1`+db.dialect.ForUpdate, d.ID).Scan(&id)
-		if errors.Is(err, sql.ErrNoRows) {
-			return nil
+		for _, i := range order {
+			var err error
+			if updated[i], err = tx.deliveryRecord(ctx, rs[i].Owner, rs[i].Attempt, rs[i].Delivery); err != nil {
+				return err
+			}
 		}
-		if err != nil {
-			return err
-		}
-		_, err = tx.exec(ctx, `INSERT INTO delivery_attempts (delivery_id, number, started_at, duration_us, status_code, error, response_body)
-			VALUES ($1, $2, $3, $4, $5, $6, $7)`,
-			a.DeliveryID, a.Number, a.StartedAt.UnixMilli(), a.Duration.Microseconds(), a.StatusCode, a.Error, a.ResponseBody)
-		if err != nil {
-			return err
-		}
-		res, err := tx.exec(ctx, `UPDATE deliveries SET status = $3, attempts = $4, next_attempt_at = $5,
-			last_status_code = $6, last_error = $7, updated_at = $8, lease_until = 0, lease_owner = ''
-			WHERE id = $1 AND lease_owner = $2 AND status = 'pending'`,
-			d.ID, owner, string(d.Status), d.Attempts, d.NextAttemptAt.UnixMilli(), d.LastStatusCode, d.LastError, d.UpdatedAt.UnixMilli())
-		if err != nil {
-			return err
-		}
-		n, _ := res.RowsAffected()
-		updated = n == 1
-		if !updated {
-			// Canceled during the attempt: the attempt still happened, so it
-			// counts and its outcome shows, but the status stays. (A
-			// delivery still pending was claimed again by another owner,
-			// whose own attempt will count.)
-			_, err = tx.exec(ctx, `UPDATE deliveries SET attempts = $2, last_status_code = $3, last_error = $4, updated_at = $5
-				WHERE id = $1 AND attempts < $2 AND status <> 'pending'`,
-				d.ID, a.Number, a.StatusCode, a.Error, d.UpdatedAt.UnixMilli())
-		}
-		return err
+		return nil
 	})
+	if err != nil {
+		clear(updated)
+	}
 	return updated, err
+}
+
+// deliveryRecord stores one attempt. The delivery is locked first: one
+// deleted meanwhile (its endpoint was) gets no attempt record, which nothing
+// would ever purge.
+func (tx *Tx) deliveryRecord(ctx context.Context, owner string, a *checkout.Attempt, d *checkout.Delivery) (bool, error) {
+	var id string
+	err := tx.row(ctx, `SELECT id FROM deliveries WHERE id = $1`+tx.db.dialect.ForUpdate, d.ID).Scan(&id)
+	if errors.Is(err, sql.ErrNoRows) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	_, err = tx.exec(ctx, `INSERT INTO delivery_attempts (delivery_id, number, started_at, duration_us, status_code, error, response_body)
+		VALUES ($1, $2, $3, $4, $5, $6, $7)`,
+		a.DeliveryID, a.Number, a.StartedAt.UnixMilli(), a.Duration.Microseconds(), a.StatusCode, a.Error, a.ResponseBody)
+	if err != nil {
+		return false, err
+	}
+	res, err := tx.exec(ctx, `UPDATE deliveries SET status = $3, attempts = $4, next_attempt_at = $5,
+		last_status_code = $6, last_error = $7, updated_at = $8, lease_until = 0, lease_owner = ''
+		WHERE id = $1 AND lease_owner = $2 AND status = 'pending'`,
+		d.ID, owner, string(d.Status), d.Attempts, d.NextAttemptAt.UnixMilli(), d.LastStatusCode, d.LastError, d.UpdatedAt.UnixMilli())
+	if err != nil {
+		return false, err
+	}
+	if n, _ := res.RowsAffected(); n == 1 {
+		return true, nil
+	}
+	// Canceled during the attempt: the attempt still happened, so it counts
+	// and its outcome shows, but the status stays. (A delivery still pending
+	// was claimed again by another owner, whose own attempt will count.)
+	_, err = tx.exec(ctx, `UPDATE deliveries SET attempts = $2, last_status_code = $3, last_error = $4, updated_at = $5
+		WHERE id = $1 AND attempts < $2 AND status <> 'pending'`,
+		d.ID, a.Number, a.StatusCode, a.Error, d.UpdatedAt.UnixMilli())
+	return false, err
 }
 
 // EventGet returns an event by id.

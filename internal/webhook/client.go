@@ -42,13 +42,17 @@ func NewClient(c ClientConfig) *http.Client {
 		c.Timeout = Timeout
 	}
 	transport := &http.Transport{
-		Proxy:                  nil,
-		DialContext:            c.Guard.DialContext(dial),
-		TLSClientConfig:        &tls.Config{RootCAs: c.RootCAs, MinVersion: tls.VersionTLS12},
-		TLSHandshakeTimeout:    Timeout,
-		DisableCompression:     true,
-		MaxIdleConns:           256,
-		MaxIdleConnsPerHost:    8,
+		Proxy:               nil,
+		DialContext:         c.Guard.DialContext(dial),
+		TLSClientConfig:     &tls.Config{RootCAs: c.RootCAs, MinVersion: tls.VersionTLS12},
+		TLSHandshakeTimeout: Timeout,
+		DisableCompression:  true,
+		MaxIdleConns:        256,
+		// Many endpoints may share a host (a SaaS receiver serves many
+		// merchants), each with its attempts in flight: keep enough
+		// connections to it that they are reused, not made again (a TLS
+		// handshake each) for every delivery.
+		MaxIdleConnsPerHost:    64,
 		IdleConnTimeout:        90 * time.Second,
 		ResponseHeaderTimeout:  Timeout,
 		MaxResponseHeaderBytes: 64 << 10,

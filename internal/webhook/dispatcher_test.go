@@ -3,6 +3,7 @@ package webhook_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"maps"
@@ -14,6 +15,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -868,4 +870,75 @@ func jsonEqual(t *testing.T, a, b []byte) bool {
 		t.Fatalf("%s: %v", b, err)
 	}
 	return reflect.DeepEqual(x, y)
+}
+
+// batchFailingStore fails every DeliveryRecordAll of more than one record:
+// how a test makes a group commit fail.
+type batchFailingStore struct {
+	checkout.Store
+	failed atomic.Int64
+}
+
+func (s *batchFailingStore) DeliveryRecordAll(ctx context.Context, rs []checkout.AttemptRecord) ([]bool, error) {
+	if len(rs) > 1 {
+		s.failed.Add(1)
+		return nil, errors.New("injected failure of a batch")
+	}
+	return s.Store.DeliveryRecordAll(ctx, rs)
+}
+
+// Attempts that end together are recorded together; when such a batch
+// fails, each is recorded alone, so that one bad record never costs the
+// others their record (and a second attempt). Either way every delivery
+// ends succeeded with exactly one attempt.
+func TestAttemptsRecordedTogether(t *testing.T) {
+	for _, failBatches := range []bool{false, true} {
+		t.Run(fmt.Sprintf("failing batches %v", failBatches), func(t *testing.T) {
+			storetest.Each(t, func(t *testing.T, db *store.DB) {
+				e := newEnv(t, db)
+				r := e.net.Receiver(t, "hooks.example.com")
+				// Every request waits for the tenth, so that the ten attempts
+				// end together.
+				const n = 10
+				var arrived sync.WaitGroup
+				arrived.Add(n)
+				r.SetHandler(func(w http.ResponseWriter, _ *http.Request) {
+					arrived.Done()
+					arrived.Wait()
+				})
+				ep := e.endpoint(r, checkout.ModeTest)
+				for range n {
+					e.createSession(checkout.ModeTest)
+				}
+				var st checkout.Store = db
+				wrapped := &batchFailingStore{Store: db}
+				if failBatches {
+					st = wrapped
+				}
+				d := webhook.New(webhook.Config{
+					Store: st, Now: e.clock.Now, PerEndpoint: n,
+					Client: webhook.NewClient(webhook.ClientConfig{Guard: e.guard, RootCAs: e.net.RootCAs(), Dial: e.net.Dial}),
+				})
+				if got, err := d.RunOnce(context.Background()); got != n || err != nil {
+					t.Fatalf("RunOnce = %d, %v; want %d", got, err, n)
+				}
+				for _, dl := range e.deliveries(ep) {
+					if dl.Status != checkout.DeliverySucceeded || dl.Attempts != 1 || len(e.attempts(dl)) != 1 {
+						t.Errorf("delivery %s: %s, %d attempts, %d recorded; want succeeded once", dl.ID, dl.Status, dl.Attempts, len(e.attempts(dl)))
+					}
+				}
+				if got := len(r.Requests()); got != n {
+					t.Errorf("the receiver got %d requests; want %d", got, n)
+				}
+				if st := d.Stats(); st.AttemptsSucceeded != n || st.InFlight != 0 {
+					t.Errorf("Stats = %+v", st)
+				}
+				// Ten attempts that end at once while the first record is
+				// written (a commit) leave the others waiting: a batch.
+				if failBatches && wrapped.failed.Load() == 0 {
+					t.Errorf("no batch of records was written")
+				}
+			})
+		})
+	}
 }

@@ -20,6 +20,7 @@ var webhookTests = []struct {
 	{"Endpoint/NotFound", testEndpointNotFound},
 	{"Delivery/Claim", testDeliveryClaim},
 	{"Delivery/Record", testDeliveryRecord},
+	{"Delivery/RecordAll", testDeliveryRecordAll},
 	{"Delivery/CancelPending", testDeliveryCancelPending},
 	{"Event/Purge", testEventPurge},
 }
@@ -193,6 +194,51 @@ func testDeliveryRecord(t *testing.T, db *store.DB) {
 	// The record ended the lease: due again at its next attempt time.
 	if cs, _ := db.DeliveryClaim(ctx, checkout.ClaimParams{Owner: "b", Now: now.Add(time.Minute), LeaseUntil: now.Add(2 * time.Minute), Limit: 1, PerEndpoint: 1}); len(cs) != 1 {
 		t.Errorf("claim at the next attempt time = %d; want 1", len(cs))
+	}
+}
+
+// RecordAll stores many attempts in one transaction, each as Record would,
+// and reports each delivery's update: the owner's succeed, another owner's
+// and a deleted delivery's do not.
+func testDeliveryRecordAll(t *testing.T, db *store.DB) {
+	ctx := context.Background()
+	m := newMerchant(t, db, "Acme", base)
+	ep := newEndpoint(t, db, m, checkout.ModeTest, checkout.AllEvents)
+	var ds []*checkout.Delivery
+	for i := range 4 {
+		ds = append(ds, newDelivery(t, db, m, ep, base.Add(time.Duration(i)*time.Millisecond)))
+	}
+	now := base.Add(time.Second)
+	cs, err := db.DeliveryClaim(ctx, checkout.ClaimParams{Owner: "a", Now: now, LeaseUntil: now.Add(time.Minute), Limit: 4, PerEndpoint: 4})
+	if err != nil || len(cs) != 4 {
+		t.Fatalf("DeliveryClaim = %d, %v", len(cs), err)
+	}
+	record := func(c *checkout.Claim, owner string, status int) checkout.AttemptRecord {
+		a := &checkout.Attempt{DeliveryID: c.Delivery.ID, Number: 1, StartedAt: now, Duration: time.Millisecond, StatusCode: status}
+		d := *c.Delivery
+		d.Record(a, now)
+		return checkout.AttemptRecord{Owner: owner, Attempt: a, Delivery: &d}
+	}
+	gone := &checkout.Claim{Delivery: &checkout.Delivery{ID: checkout.NewID(checkout.PrefixDelivery, 16), Attempts: 0}}
+	rs := []checkout.AttemptRecord{record(cs[3], "a", 200), record(cs[0], "a", 200), record(cs[1], "other", 200), record(gone, "a", 200), record(cs[2], "a", 503)}
+	got, err := db.DeliveryRecordAll(ctx, rs)
+	if want := []bool{true, true, false, false, true}; err != nil || !slices.Equal(got, want) {
+		t.Fatalf("DeliveryRecordAll = %v, %v; want %v", got, err, want)
+	}
+	for i, want := range []checkout.DeliveryStatus{checkout.DeliverySucceeded, checkout.DeliveryPending, checkout.DeliveryPending, checkout.DeliverySucceeded} {
+		d, err := db.DeliveryGet(ctx, cs[i].Delivery.ID)
+		if err != nil || d.Status != want {
+			t.Errorf("delivery %d after the batch = %v, %v; want %s", i, d, err, want)
+		}
+		if as, _ := db.AttemptList(ctx, cs[i].Delivery.ID); len(as) != 1 {
+			t.Errorf("delivery %d has %d attempts recorded; want 1", i, len(as))
+		}
+	}
+	if as, _ := db.AttemptList(ctx, gone.Delivery.ID); len(as) != 0 {
+		t.Errorf("a delivery that does not exist got %d attempts", len(as))
+	}
+	if got, err := db.DeliveryRecordAll(ctx, nil); err != nil || len(got) != 0 {
+		t.Errorf("DeliveryRecordAll of nothing = %v, %v", got, err)
 	}
 }
 
