@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"slices"
 	"testing"
 	"time"
@@ -13,12 +14,15 @@ import (
 // SQLite. It checks what was measured, never how fast.
 func TestRun(t *testing.T) {
 	var stdout, stderr bytes.Buffer
-	args := []string{"-only", "sqlite", "-duration", "100ms", "-warmup", "0s", "-concurrency", "2", "-pool", "5", "-dir", t.TempDir(), "-json"}
+	args := []string{"-only", "bare,sqlite", "-duration", "100ms", "-warmup", "0s", "-concurrency", "2", "-pool", "5", "-dir", t.TempDir(), "-json",
+		"-endpoints", "2", "-backlog", "10", "-event-rate", "100", "-scale", "30,20"}
 	if err := run(context.Background(), args, func(string) string { return "" }, &stdout, &stderr); err != nil {
 		t.Fatalf("run(%q) = %v; stdout:\n%s\nstderr:\n%s", args, err, &stdout, &stderr)
 	}
 	var rep struct {
-		Rows []row `json:"rows"`
+		Rows  []row      `json:"rows"`
+		Hooks []hookRow  `json:"webhooks"`
+		Scale []scaleRow `json:"scale"`
 	}
 	if err := json.Unmarshal(stdout.Bytes(), &rep); err != nil {
 		t.Fatalf("decode the JSON report: %v\n%s", err, &stdout)
@@ -26,12 +30,35 @@ func TestRun(t *testing.T) {
 	var got []string
 	for _, r := range rep.Rows {
 		got = append(got, r.Target+" "+r.Op)
-		if r.Errors != 0 || r.Skipped != "" || r.LogsDropped == nil || *r.LogsDropped != 0 {
+		if r.Errors != 0 || r.Skipped != "" || (r.Target == "sqlite" && (r.LogsDropped == nil || *r.LogsDropped != 0)) {
 			t.Errorf("row %+v; want no errors, nothing skipped, no request logs dropped", r)
 		}
 	}
-	if want := []string{"sqlite create", "sqlite retrieve"}; !slices.Equal(got, want) {
+	if want := []string{"bare create", "bare retrieve", "sqlite create", "sqlite retrieve"}; !slices.Equal(got, want) {
 		t.Errorf("rows = %q; want %q", got, want)
+	}
+	got = nil
+	for _, r := range rep.Hooks {
+		got = append(got, r.Target+" "+r.Op)
+		if r.Lost != 0 || r.Again != 0 || r.Skipped != "" || r.Deliveries == 0 {
+			t.Errorf("webhook row %+v; want deliveries, none lost or sent again", r)
+		}
+		if r.Target == "sqlite" && r.Op == "deliver" && r.Deliveries != 10*2 {
+			t.Errorf("drain delivered %d; want the backlog's 20", r.Deliveries)
+		}
+	}
+	if want := []string{"bare deliver", "bare one", "sqlite deliver", "sqlite first-attempt"}; !slices.Equal(got, want) {
+		t.Errorf("webhook rows = %q; want %q", got, want)
+	}
+	got = nil
+	for _, r := range rep.Scale {
+		got = append(got, fmt.Sprintf("%s %d", r.Target, r.Sessions))
+		if r.Errors != 0 || r.DBBytes <= 0 || r.Requests == 0 {
+			t.Errorf("scale row %+v; want requests, no errors and a size", r)
+		}
+	}
+	if want := []string{"sqlite 20", "sqlite 30"}; !slices.Equal(got, want) {
+		t.Errorf("scale rows = %q; want %q", got, want)
 	}
 }
 
@@ -61,7 +88,8 @@ func TestParseConfig(t *testing.T) {
 			t.Errorf("parseConfig(%q) = targets %q, postgres %q; want %q, %q", tt.args, cfg.targets, cfg.postgresURL, tt.targets, tt.pg)
 		}
 	}
-	for _, args := range [][]string{{"-only", "mysql"}, {"-concurrency", "0"}, {"extra"}} {
+	for _, args := range [][]string{{"-only", "mysql"}, {"-concurrency", "0"}, {"extra"}, {"-scale", "10,x"}, {"-scale", "0"},
+		{"-endpoints", "0"}, {"-endpoints", "17"}, {"-backlog", "0"}, {"-event-rate", "0"}, {"-event-rate", "1001"}} {
 		if _, err := parseConfig(args, getenv, &bytes.Buffer{}); err == nil {
 			t.Errorf("parseConfig(%q) = nil error; want one", args)
 		}

@@ -1,7 +1,11 @@
-// Bench measures checkoutd's merchant API (DESIGN.md section 11): create and
-// retrieve requests per second and their p50 and p99 latency, on SQLite and
-// on PostgreSQL, each beside a bare net/http handler that returns a JSON body
-// of the same size, measured in the same run as the ceiling.
+// Bench measures checkoutd against the budgets of DESIGN.md section 11: the
+// merchant API's create and retrieve requests per second and their p50 and
+// p99 latency, on SQLite and on PostgreSQL, each beside a bare net/http
+// handler that returns a JSON body of the same size, measured in the same
+// run as the ceiling; webhook deliveries per second to a local HTTPS
+// receiver and the latency from an event to its first attempt, beside bare
+// signed posts to the same receiver; and, with -scale, retrieves among
+// many stored sessions with the database's size.
 //
 // It starts everything it needs itself: checkoutd as serve wires it
 // (server.New with request logs on) over real HTTP on a loopback listener,
@@ -28,8 +32,11 @@ import (
 	"os/signal"
 	"runtime/pprof"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
+
+	"github.com/checkoutd/checkoutd/checkout"
 )
 
 func main() {
@@ -62,6 +69,17 @@ type config struct {
 	dir         string
 	json        bool
 	cpuProfile  string
+
+	// The webhook rows: -webhooks, -endpoints, -backlog, -event-rate.
+	webhooks  bool
+	endpoints int
+	backlog   int
+	eventRate float64
+	// scale are the numbers of stored sessions the scale rows read from,
+	// in increasing order; none by default.
+	scale []int
+	// receiver is the run's webhook receiver.
+	receiver *receiver
 }
 
 func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (*config, error) {
@@ -81,8 +99,28 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (*
 	fs.StringVar(&c.dir, "dir", os.TempDir(), "directory of the temporary SQLite file (put it on the disk production would use)")
 	fs.BoolVar(&c.json, "json", false, "print JSON instead of a table")
 	fs.StringVar(&c.cpuProfile, "cpuprofile", "", "write a CPU profile of the whole run, client included, to this file")
+	fs.BoolVar(&c.webhooks, "webhooks", true, "measure webhook deliveries too")
+	fs.IntVar(&c.endpoints, "endpoints", 8, "webhook endpoints of the drain row; each session's event goes to every one")
+	fs.IntVar(&c.backlog, "backlog", 2000, "sessions whose events the drain row queues before it starts the dispatcher")
+	fs.Float64Var(&c.eventRate, "event-rate", 50, "sessions created per second in the first-attempt row")
+	scale := fs.String("scale", "", "comma-separated numbers of stored sessions to measure retrieves at, e.g. 10000,1000000 (none by default)")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
+	}
+	for _, f := range strings.Split(*scale, ",") {
+		if f = strings.TrimSpace(f); f == "" {
+			continue
+		}
+		n, err := strconv.Atoi(f)
+		if err != nil || n < 1 {
+			return nil, fmt.Errorf("-scale: %q is not a positive number of sessions", f)
+		}
+		c.scale = append(c.scale, n)
+	}
+	slices.Sort(c.scale)
+	c.scale = slices.Compact(c.scale)
+	if c.endpoints < 1 || c.endpoints > checkout.MaxEndpointsPerStore || c.backlog < 1 || c.eventRate <= 0 || c.eventRate > 1000 {
+		return nil, fmt.Errorf("-endpoints must be 1 to %d, -backlog positive and -event-rate above 0 and at most 1000", checkout.MaxEndpointsPerStore)
 	}
 	if fs.NArg() > 0 {
 		return nil, fmt.Errorf("bench takes no arguments; got %q", fs.Args())
@@ -123,16 +161,27 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		}
 		defer pprof.StopCPUProfile()
 	}
+	cfg.receiver = newReceiver()
+	defer cfg.receiver.close()
 	rep := newReport(cfg)
 	for _, name := range cfg.targets {
-		if err := runTarget(ctx, cfg, name, stderr, rep.add, rep); err != nil {
+		if err := runTarget(ctx, cfg, name, stderr, rep.add, rep, cfg.webhooks); err != nil {
 			return err
+		}
+	}
+	for _, name := range cfg.targets {
+		if name == "bare" || len(cfg.scale) == 0 {
+			continue
+		}
+		fmt.Fprintf(stderr, "bench: measuring %s at scale\n", name)
+		if err := measureScale(ctx, cfg, name, stderr, rep); err != nil {
+			return fmt.Errorf("%s at scale: %w", name, err)
 		}
 	}
 	// The machine is noisy: the ceiling is measured again at the end, so
 	// that a change of speed during the run shows.
 	if slices.Contains(cfg.targets, "bare") && rep.measuredBeyondBare() {
-		if err := runTarget(ctx, cfg, "bare", stderr, rep.recheck, rep); err != nil {
+		if err := runTarget(ctx, cfg, "bare", stderr, rep.recheck, rep, false); err != nil {
 			return err
 		}
 	}
@@ -146,19 +195,31 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 }
 
 // runTarget starts the named target, measures it, hands each row to record,
-// and stops it. A target that cannot run here is reported as skipped.
-func runTarget(ctx context.Context, cfg *config, name string, stderr io.Writer, record func(*target, string, *result), rep *report) error {
+// measures its webhook deliveries when hooks is set, and stops it. A target
+// that cannot run here is reported as skipped.
+func runTarget(ctx context.Context, cfg *config, name string, stderr io.Writer, record func(*target, string, *result), rep *report, hooks bool) error {
 	fmt.Fprintf(stderr, "bench: measuring %s\n", name)
 	t, err := startTarget(ctx, name, cfg, stderr)
 	var skip skipError
 	if errors.As(err, &skip) {
 		rep.skip(name, skip.reason)
+		if hooks {
+			rep.addHook(hookRow{Target: name, Skipped: skip.reason})
+		}
 		return nil
 	}
 	if err != nil {
 		return fmt.Errorf("start %s: %w", name, err)
 	}
 	err = measure(ctx, cfg, t, func(op string, res *result) { record(t, op, res) })
+	if err == nil && hooks {
+		fmt.Fprintf(stderr, "bench: measuring %s webhooks\n", name)
+		if name == "bare" {
+			err = measureBareHooks(ctx, cfg, rep)
+		} else {
+			err = measureHooks(ctx, cfg, t, rep)
+		}
+	}
 	if cerr := t.close(); err == nil {
 		err = cerr
 	}

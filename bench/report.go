@@ -20,7 +20,17 @@ type report struct {
 	Rows  []row    `json:"rows"`
 	// BareAgain is the bare handler measured again at the end of the run.
 	BareAgain []recheck `json:"bare_again,omitempty"`
+	// Hooks are the rows of the webhook table, Scale those of the scale
+	// table.
+	Hooks []hookRow  `json:"webhooks,omitempty"`
+	Scale []scaleRow `json:"scale,omitempty"`
 }
+
+// addHook records a row of the webhook table.
+func (r *report) addHook(rw hookRow) { r.Hooks = append(r.Hooks, rw) }
+
+// addScale records a row of the scale table.
+func (r *report) addScale(rw scaleRow) { r.Scale = append(r.Scale, rw) }
 
 // recheck is a second measurement of a bare row.
 type recheck struct {
@@ -119,6 +129,12 @@ func (r *report) failed() int {
 	for _, rw := range r.Rows {
 		n += rw.Errors
 	}
+	for _, rw := range r.Hooks {
+		n += rw.Lost + rw.Again
+	}
+	for _, rw := range r.Scale {
+		n += rw.Errors
+	}
 	return n
 }
 
@@ -134,6 +150,35 @@ func (r *report) ratios() {
 		if b, ok := bare[r.Rows[i].Op]; ok && b > 0 {
 			v := r.Rows[i].RPS / b
 			r.Rows[i].VsBare = &v
+		}
+	}
+	// Webhooks: throughput against bare's posts by as many workers; the
+	// first attempt's latency against one bare post's round trip.
+	bareHook := map[string]hookRow{}
+	for _, rw := range r.Hooks {
+		if rw.Target == "bare" {
+			bareHook[rw.Op] = rw
+		}
+	}
+	for i := range r.Hooks {
+		rw := &r.Hooks[i]
+		var v float64
+		switch b := bareHook[map[string]string{"deliver": "deliver", "first-attempt": "one"}[rw.Op]]; {
+		case rw.Skipped != "" || b.Target == "":
+			continue
+		case rw.Op == "first-attempt" && b.P50ms > 0:
+			v = rw.P50ms / b.P50ms
+		case rw.Op == "deliver" && b.PerSecond > 0:
+			v = rw.PerSecond / b.PerSecond
+		default:
+			continue
+		}
+		rw.VsBare = &v
+	}
+	if b, ok := bare["retrieve"]; ok && b > 0 {
+		for i := range r.Scale {
+			v := r.Scale[i].RPS / b
+			r.Scale[i].VsBare = &v
 		}
 	}
 }
@@ -188,8 +233,74 @@ func (r *report) print(w io.Writer) error {
 			fmt.Fprintf(&b, "WARNING: the machine's speed changed by more than %.0f%% during the run: the ratios are not reliable; run again.\n", maxDrift*100)
 		}
 	}
+	r.printHooks(&b)
+	r.printScale(&b)
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// printHooks writes the webhook table.
+func (r *report) printHooks(b *strings.Builder) {
+	if len(r.Hooks) == 0 {
+		return
+	}
+	fmt.Fprintf(b, "\nwebhooks: deliveries to a local HTTPS receiver (the dispatcher as serve runs it: %d workers, 4 per endpoint)\n\n", hookWorkers)
+	tw := tabwriter.NewWriter(b, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "target  \top             \tdeliveries\tper s\tp50 ms\tp99 ms\tlost\tagain\tvs bare\t")
+	for _, rw := range r.Hooks {
+		if rw.Skipped != "" {
+			fmt.Fprintf(tw, "%-8s\t%-14s\tskipped\t\n", rw.Target, "-")
+			continue
+		}
+		p50, p99, vs := fmt.Sprintf("%.2f", rw.P50ms), fmt.Sprintf("%.2f", rw.P99ms), percent(rw.VsBare)
+		switch {
+		case rw.Target == "bare":
+			vs = "-"
+		case rw.Op == "deliver":
+			p50, p99 = "-", "-"
+		case rw.Op == "first-attempt" && rw.VsBare != nil:
+			vs = fmt.Sprintf("%.1f×", *rw.VsBare)
+		}
+		fmt.Fprintf(tw, "%-8s\t%-14s\t%d\t%.0f\t%s\t%s\t%d\t%d\t%s\t\n", rw.Target, rw.Op, rw.Deliveries, rw.PerSecond, p50, p99, rw.Lost, rw.Again, vs)
+	}
+	tw.Flush()
+	for _, rw := range r.Hooks {
+		if rw.Note != "" {
+			fmt.Fprintf(b, "  %s %s: %s\n", rw.Target, rw.Op, rw.Note)
+		}
+		if rw.Skipped != "" {
+			fmt.Fprintf(b, "  %s skipped: %s\n", rw.Target, rw.Skipped)
+		}
+	}
+	b.WriteString("  vs bare: deliver is its rate over bare deliver's; first-attempt is its p50 as a multiple of bare one's (one post's round trip)\n")
+}
+
+// printScale writes the scale table.
+func (r *report) printScale(b *strings.Builder) {
+	if len(r.Scale) == 0 {
+		return
+	}
+	fmt.Fprintf(b, "\nscale: retrieves of sessions picked at random among all stored (%d workers)\n\n", r.cfg.concurrency)
+	tw := tabwriter.NewWriter(b, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "target  \tsessions\tdb MB\tB/session\tfill s\treq/s\tp50 ms\tp99 ms\terrors\tvs bare\t")
+	for _, rw := range r.Scale {
+		if rw.Skipped != "" {
+			fmt.Fprintf(tw, "%-8s\tskipped\t\n", rw.Target)
+			continue
+		}
+		fmt.Fprintf(tw, "%-8s\t%d\t%.1f\t%d\t%.1f\t%.0f\t%.2f\t%.2f\t%d\t%s\t\n", rw.Target, rw.Sessions, float64(rw.DBBytes)/(1<<20),
+			rw.DBBytes/int64(max(rw.Sessions, 1)), rw.FillSeconds, rw.RPS, rw.P50ms, rw.P99ms, rw.Errors, percent(rw.VsBare))
+	}
+	tw.Flush()
+	for _, rw := range r.Scale {
+		if rw.Skipped != "" {
+			fmt.Fprintf(b, "  %s skipped: %s\n", rw.Target, rw.Skipped)
+		}
+		if rw.FirstError != "" {
+			fmt.Fprintf(b, "  %s at %d sessions: %d errors; the first: %s\n", rw.Target, rw.Sessions, rw.Errors, rw.FirstError)
+		}
+	}
+	b.WriteString("  each session stored with its checkout.created event; vs bare: req/s over bare retrieve's\n")
 }
 
 // loadAverage describes the load of the machine as the run starts: other

@@ -26,6 +26,7 @@ import (
 	"github.com/checkoutd/checkoutd/internal/store"
 	"github.com/checkoutd/checkoutd/internal/store/postgres"
 	"github.com/checkoutd/checkoutd/internal/store/sqlite"
+	"github.com/checkoutd/checkoutd/internal/webhook"
 )
 
 // createBody is the body of every create request: a typical session with two
@@ -62,6 +63,14 @@ type target struct {
 	dropped   func() int64 // request logs dropped; nil for bare
 	stops     []func() error
 	createURL string
+
+	// checkoutd's parts, for the webhook and scale rows; nil for bare.
+	db   *store.DB
+	svc  *service.Service
+	key  *checkout.APIKey
+	disp *dispatcherLoop
+	// size reports the database's size on disk in bytes.
+	size func(ctx context.Context) (int64, error)
 }
 
 // skipError says a target cannot run here, which the report shows instead of
@@ -78,9 +87,9 @@ func startTarget(ctx context.Context, name string, cfg *config, stderr io.Writer
 	case "bare":
 		err = t.startBare()
 	case "sqlite":
-		err = t.startSQLite(ctx, cfg.dir, newLogger(stderr))
+		err = t.startSQLite(ctx, cfg, newLogger(stderr))
 	case "postgres":
-		err = t.startPostgres(ctx, cfg.postgresURL, newLogger(stderr))
+		err = t.startPostgres(ctx, cfg, newLogger(stderr))
 	default:
 		err = fmt.Errorf("unknown target %q", name)
 	}
@@ -182,8 +191,8 @@ func (t *target) startBare() error {
 
 // startSQLite runs checkoutd on a new SQLite file in dir, opened as serve
 // opens it.
-func (t *target) startSQLite(ctx context.Context, dir string, log *slog.Logger) error {
-	tmp, err := os.MkdirTemp(dir, "checkoutd-bench-")
+func (t *target) startSQLite(ctx context.Context, cfg *config, log *slog.Logger) error {
+	tmp, err := os.MkdirTemp(cfg.dir, "checkoutd-bench-")
 	if err != nil {
 		return err
 	}
@@ -195,13 +204,36 @@ func (t *target) startSQLite(ctx context.Context, dir string, log *slog.Logger) 
 	}
 	t.onClose(db.Close)
 	t.note = "sqlite: " + path + ", opened by sqlite.Open as serve opens it (WAL, synchronous=FULL); removed afterwards"
-	return t.startCheckoutd(ctx, db, log)
+	t.size = func(ctx context.Context) (int64, error) {
+		// Fold the write-ahead log into the file first: the log's size is
+		// that of the largest burst of writes since the start, not data.
+		raw, err := sql.Open("sqlite", path)
+		if err != nil {
+			return 0, err
+		}
+		defer raw.Close()
+		if _, err := raw.ExecContext(ctx, "PRAGMA wal_checkpoint(TRUNCATE)"); err != nil {
+			return 0, fmt.Errorf("checkpoint: %w", err)
+		}
+		var total int64
+		for _, suffix := range []string{"", "-wal"} {
+			fi, err := os.Stat(path + suffix)
+			if err == nil {
+				total += fi.Size()
+			} else if !errors.Is(err, os.ErrNotExist) {
+				return 0, err
+			}
+		}
+		return total, nil
+	}
+	return t.startCheckoutd(ctx, cfg, db, log)
 }
 
 // startPostgres runs checkoutd on a throwaway schema of the server at
 // rawURL, and drops the schema afterwards. When the server cannot be reached
 // the target is skipped.
-func (t *target) startPostgres(ctx context.Context, rawURL string, log *slog.Logger) error {
+func (t *target) startPostgres(ctx context.Context, cfg *config, log *slog.Logger) error {
+	rawURL := cfg.postgresURL
 	u, err := url.Parse(rawURL)
 	if err != nil || (u.Scheme != "postgres" && u.Scheme != "postgresql") {
 		return fmt.Errorf("-postgres must be a postgres:// URL")
@@ -239,7 +271,15 @@ func (t *target) startPostgres(ctx context.Context, rawURL string, log *slog.Log
 	t.onClose(db.Close)
 	t.note = fmt.Sprintf("postgres: PostgreSQL %s at %s, throwaway schema %s (fsync=%s, synchronous_commit=%s), opened by postgres.Open",
 		strings.Fields(version)[0], redactQuery(u), schema, fsync, syncCommit)
-	return t.startCheckoutd(ctx, db, log)
+	t.size = func(ctx context.Context) (int64, error) {
+		// The schema's tables with their indexes and TOAST: what it takes
+		// on disk.
+		var n int64
+		err := admin.QueryRowContext(ctx, `SELECT COALESCE(SUM(pg_total_relation_size(c.oid)), 0)::bigint
+			FROM pg_class c JOIN pg_namespace s ON s.oid = c.relnamespace WHERE s.nspname = $1 AND c.relkind = 'r'`, schema).Scan(&n)
+		return n, err
+	}
+	return t.startCheckoutd(ctx, cfg, db, log)
 }
 
 // redactQuery is u without its password and query.
@@ -249,12 +289,27 @@ func redactQuery(u *url.URL) string {
 	return c.Redacted()
 }
 
-// startCheckoutd serves checkoutd on db as serve wires it: the service, the
+// startCheckoutd serves checkoutd on db as serve wires it: the webhook
+// dispatcher (its guard allowing the bench's receiver on loopback, as
+// --webhook-allow-cidr and --webhook-ca-file would), the service, the
 // request log writer, server.New, and the background jobs at serve's
 // default intervals. It creates a store and a bearer key that may create
 // and read its sessions.
-func (t *target) startCheckoutd(ctx context.Context, db *store.DB, log *slog.Logger) error {
-	svc := service.New(service.Config{Store: db, CheckoutBaseURL: checkoutBaseURL, Logger: log})
+func (t *target) startCheckoutd(ctx context.Context, cfg *config, db *store.DB, log *slog.Logger) error {
+	guard := &webhook.Guard{AllowCIDRs: loopbackOnly}
+	disp := webhook.New(webhook.Config{
+		Store:  db,
+		Client: webhook.NewClient(webhook.ClientConfig{Guard: guard, RootCAs: cfg.receiver.roots()}),
+		Logger: log,
+		// serve's defaults (--webhook-workers, --webhook-per-endpoint)
+		Workers:     hookWorkers,
+		PerEndpoint: 4,
+	})
+	t.disp = &dispatcherLoop{d: disp}
+	t.disp.start()
+	t.onClose(func() error { t.disp.stop(); return nil })
+	svc := service.New(service.Config{Store: db, CheckoutBaseURL: checkoutBaseURL, Logger: log, URLs: guard, Notify: disp.Wake})
+	t.db, t.svc = db, svc
 	logs := api.NewRequestLogWriter(db, log)
 	t.onClose(func() error { logs.Close(); return nil })
 	t.dropped = logs.Dropped
@@ -286,7 +341,7 @@ func (t *target) startCheckoutd(ctx context.Context, db *store.DB, log *slog.Log
 	if err != nil {
 		return err
 	}
-	_, secret, err := svc.CreateAPIKey(ctx, checkout.APIKeyParams{
+	key, secret, err := svc.CreateAPIKey(ctx, checkout.APIKeyParams{
 		MerchantID:  m.ID,
 		Mode:        checkout.ModeTest,
 		Type:        checkout.KeyBearer,
@@ -295,7 +350,7 @@ func (t *target) startCheckoutd(ctx context.Context, db *store.DB, log *slog.Log
 	if err != nil {
 		return err
 	}
-	t.storeID, t.secret = m.ID, secret
+	t.storeID, t.secret, t.key = m.ID, secret, key
 	return t.serve(handler, log)
 }
 
