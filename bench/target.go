@@ -152,16 +152,10 @@ func (t *target) serve(h http.Handler, log *slog.Logger) error {
 // and encodes a session of the same size as checkoutd's, with no
 // authentication, validation, database or logs.
 func (t *target) startBare() error {
-	now := time.Now()
-	m, err := checkout.NewMerchant(storeParams, now)
+	m, sess, err := sampleSession(time.Now())
 	if err != nil {
 		return err
 	}
-	p, err := checkout.ParseCreateRequest([]byte(createBody))
-	if err != nil {
-		return err
-	}
-	sess := checkout.NewSession(p, m, checkout.ModeTest, now).View(m, checkoutBaseURL)
 	reply := func(status int) http.HandlerFunc {
 		return func(w http.ResponseWriter, r *http.Request) {
 			if _, err := io.Copy(io.Discard, r.Body); err != nil {
@@ -187,6 +181,20 @@ func (t *target) startBare() error {
 	t.note = "bare: net/http ServeMux, reads the body, encodes a session of the same size; no auth, database or logs"
 	t.storeID, t.secret = m.ID, "none"
 	return t.serve(mux, slog.New(slog.DiscardHandler))
+}
+
+// sampleSession returns the session of createBody, as checkoutd would make
+// it at now, and its store: what the bare targets answer and send.
+func sampleSession(now time.Time) (*checkout.Merchant, *checkout.SessionJSON, error) {
+	m, err := checkout.NewMerchant(storeParams, now)
+	if err != nil {
+		return nil, nil, err
+	}
+	p, err := checkout.ParseCreateRequest([]byte(createBody))
+	if err != nil {
+		return nil, nil, err
+	}
+	return m, checkout.NewSession(p, m, checkout.ModeTest, now).View(m, checkoutBaseURL), nil
 }
 
 // startSQLite runs checkoutd on a new SQLite file in dir, opened as serve

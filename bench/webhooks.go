@@ -173,15 +173,11 @@ var endpointEvents = []string{checkout.AllEvents}
 // has, then by one worker alone (the round trip of one delivery).
 func measureBareHooks(ctx context.Context, cfg *config, rep *report) error {
 	now := time.Now()
-	m, err := checkout.NewMerchant(storeParams, now)
+	m, sess, err := sampleSession(now)
 	if err != nil {
 		return err
 	}
-	p, err := checkout.ParseCreateRequest([]byte(createBody))
-	if err != nil {
-		return err
-	}
-	ev, err := checkout.NewEvent(checkout.EventCheckoutCreated, m.ID, checkout.ModeTest, checkout.NewSession(p, m, checkout.ModeTest, now).View(m, checkoutBaseURL), now)
+	ev, err := checkout.NewEvent(checkout.EventCheckoutCreated, m.ID, checkout.ModeTest, sess, now)
 	if err != nil {
 		return err
 	}
