@@ -20,8 +20,8 @@ import (
 
 	"github.com/checkoutd/checkoutd/checkout"
 	"github.com/checkoutd/checkoutd/internal/api"
+	"github.com/checkoutd/checkoutd/internal/app"
 	"github.com/checkoutd/checkoutd/internal/jobs"
-	"github.com/checkoutd/checkoutd/internal/server"
 	"github.com/checkoutd/checkoutd/internal/service"
 	"github.com/checkoutd/checkoutd/internal/store"
 	"github.com/checkoutd/checkoutd/internal/store/postgres"
@@ -297,51 +297,38 @@ func redactQuery(u *url.URL) string {
 	return c.Redacted()
 }
 
-// startCheckoutd serves checkoutd on db as serve wires it: the webhook
-// dispatcher (its guard allowing the bench's receiver on loopback, as
-// --webhook-allow-cidr and --webhook-ca-file would), the service, the
-// request log writer, server.New, and the background jobs at serve's
-// default intervals. It creates a store and a bearer key that may create
+// startCheckoutd serves checkoutd on db as serve does, built by app.New
+// (its webhook guard allowing the bench's receiver on loopback, as
+// --webhook-allow-cidr and --webhook-ca-file would), with the background
+// jobs at serve's default intervals. It creates a store and a bearer key that may create
 // and read its sessions.
 func (t *target) startCheckoutd(ctx context.Context, cfg *config, db *store.DB, log *slog.Logger) error {
-	guard := &webhook.Guard{AllowCIDRs: loopbackOnly}
-	disp := webhook.New(webhook.Config{
-		Store:  db,
-		Client: webhook.NewClient(webhook.ClientConfig{Guard: guard, RootCAs: cfg.receiver.roots()}),
-		Logger: log,
+	a := app.New(app.Config{
+		Store: db, Logger: log, CheckoutBaseURL: checkoutBaseURL,
+		Guard:   &webhook.Guard{AllowCIDRs: loopbackOnly},
+		RootCAs: cfg.receiver.roots(),
 		// serve's defaults (--webhook-workers, --webhook-per-endpoint)
-		Workers:     hookWorkers,
-		PerEndpoint: 4,
+		WebhookWorkers:     hookWorkers,
+		WebhookPerEndpoint: 4,
+		RateLimit:          rateLimit,
+		RateBurst:          rateBurst,
 	})
-	t.disp = &dispatcherLoop{d: disp}
+	t.onClose(func() error { a.Close(); return nil })
+	// The bench starts and stops the dispatcher itself, around the webhook
+	// rows; the background jobs run as serve runs them.
+	t.disp = &dispatcherLoop{d: a.Dispatcher}
 	t.disp.start()
 	t.onClose(func() error { t.disp.stop(); return nil })
-	svc := service.New(service.Config{Store: db, CheckoutBaseURL: checkoutBaseURL, Logger: log, URLs: guard, Notify: disp.Wake})
+	svc := a.Service
 	t.db, t.svc = db, svc
-	logs := api.NewRequestLogWriter(db, log)
-	t.onClose(func() error { logs.Close(); return nil })
-	t.dropped = logs.Dropped
-	handler := server.New(server.Deps{
-		Service:     svc,
-		Logger:      log,
-		RateLimiter: api.NewRateLimiter(rateLimit, rateBurst, nil),
-		RequestLogs: logs,
-	})
+	t.dropped = a.RequestLogs.Dropped
+	handler := a.Handler
 
 	jobsCtx, stopJobs := context.WithCancel(context.WithoutCancel(ctx))
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		jobs.Run(jobsCtx, log,
-			jobs.Job{Name: "expire-sessions", Interval: 2 * time.Second, RunOnce: func(ctx context.Context) error {
-				_, err := svc.ExpireAll(ctx)
-				return err
-			}},
-			jobs.Job{Name: "purge", Interval: time.Hour, RunOnce: func(ctx context.Context) error {
-				_, err := svc.Purge(ctx)
-				return err
-			}},
-		)
+		jobs.Run(jobsCtx, log, a.Jobs...)
 	}()
 	t.onClose(func() error { stopJobs(); <-done; return nil })
 

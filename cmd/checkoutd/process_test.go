@@ -446,9 +446,12 @@ func TestServeWebhookOptionsFromEnvironment(t *testing.T) {
 					} `json:"attempt_list"`
 				}
 			}
-			waitFor(t, "the first attempt", 30*time.Second, func() bool {
+			// An attempt is listed from its start; wait for its outcome (the
+			// delivery succeeded, or the attempt's error was recorded).
+			waitFor(t, "the first attempt's outcome", 30*time.Second, func() bool {
 				cliJSON(t, &list, "webhooks", "deliveries", "--database", db, "--endpoint", eps.Data[0].ID)
-				return len(list.Data) == 1 && len(list.Data[0].AttemptList) > 0
+				return len(list.Data) == 1 && len(list.Data[0].AttemptList) > 0 &&
+					(list.Data[0].Status != "pending" || list.Data[0].LastError != "")
 			})
 			d := list.Data[0]
 			switch {

@@ -14,10 +14,9 @@ import (
 	"time"
 
 	"github.com/checkoutd/checkoutd/internal/api"
-	"github.com/checkoutd/checkoutd/internal/jobs"
+	"github.com/checkoutd/checkoutd/internal/app"
 	"github.com/checkoutd/checkoutd/internal/pay"
 	"github.com/checkoutd/checkoutd/internal/server"
-	"github.com/checkoutd/checkoutd/internal/service"
 	"github.com/checkoutd/checkoutd/internal/webhook"
 )
 
@@ -51,9 +50,9 @@ func parseServeConfig(e env, args []string) (*serveConfig, error) {
 	fs.StringVar(&c.checkoutBaseURL, "checkout-base-url", "", "public address of the hosted payment pages (default: --base-url)")
 	fs.Float64Var(&c.rateLimit, "rate-limit", 100, "requests per second per API key, on each node (0 turns the limit off)")
 	fs.IntVar(&c.rateBurst, "rate-burst", 200, "requests an API key may send in one burst")
-	fs.DurationVar(&c.expiryInterval, "expiry-interval", 2*time.Second, "how often sessions past their hour are expired")
-	fs.DurationVar(&c.purgeInterval, "purge-interval", time.Hour, "how often request logs and idempotency keys past retention are deleted")
-	fs.DurationVar(&c.paymentsInterval, "payments-interval", 2*time.Second, "how often payments with something due are looked at (crypto confirmations, skins trade holds, disputes, card charges without an outcome)")
+	fs.DurationVar(&c.expiryInterval, "expiry-interval", app.DefaultExpiryInterval, "how often sessions past their hour are expired")
+	fs.DurationVar(&c.purgeInterval, "purge-interval", app.DefaultPurgeInterval, "how often request logs and idempotency keys past retention are deleted")
+	fs.DurationVar(&c.paymentsInterval, "payments-interval", app.DefaultPaymentsInterval, "how often payments with something due are looked at (crypto confirmations, skins trade holds, disputes, card charges without an outcome)")
 	fs.DurationVar(&c.shutdownTimeout, "shutdown-timeout", 30*time.Second, "how long a shutdown waits for requests in flight")
 	c.webhook.register(fs)
 	fs.IntVar(&c.webhookWorkers, "webhook-workers", 32, "webhook attempts in flight at once in this process")
@@ -167,50 +166,28 @@ func serveCmd(ctx context.Context, e env, args []string) error {
 	if err != nil {
 		return err
 	}
-	dispatcher := webhook.New(webhook.Config{
-		Store:       st,
-		Client:      webhook.NewClient(webhook.ClientConfig{Guard: guard, RootCAs: roots}),
-		Logger:      log,
-		Workers:     cfg.webhookWorkers,
-		PerEndpoint: cfg.webhookPerHost,
-		Lease:       cfg.webhookLease,
-	})
-	svc := service.New(service.Config{
-		Store: st, CheckoutBaseURL: cfg.checkoutBaseURL, Logger: log,
-		URLs: guard, Notify: dispatcher.Wake,
+	a := app.New(app.Config{
+		Store: st, Logger: log, CheckoutBaseURL: cfg.checkoutBaseURL,
 		// Test mode pays through the simulators. Live mode has no processor
 		// until one is configured (docs/payments.md), and then offers only
 		// the methods that have one.
-		Processors: pay.Registry{Test: pay.Simulators()},
+		Processors:         pay.Registry{Test: pay.Simulators()},
+		Guard:              guard,
+		RootCAs:            roots,
+		WebhookWorkers:     cfg.webhookWorkers,
+		WebhookPerEndpoint: cfg.webhookPerHost,
+		WebhookLease:       cfg.webhookLease,
+		RateLimit:          cfg.rateLimit,
+		RateBurst:          cfg.rateBurst,
+		HideMetrics:        cfg.metricsAddr != "",
+		ExpiryInterval:     cfg.expiryInterval,
+		PaymentsInterval:   cfg.paymentsInterval,
+		PurgeInterval:      cfg.purgeInterval,
 	})
-	logs := api.NewRequestLogWriter(st, log)
-	defer logs.Close()
-	background := []jobs.Job{
-		{Name: "expire-sessions", Interval: cfg.expiryInterval, Counts: &jobs.Counts{}, RunOnce: func(ctx context.Context) error {
-			_, err := svc.ExpireAll(ctx)
-			return err
-		}},
-		{Name: "payments", Interval: cfg.paymentsInterval, Counts: &jobs.Counts{}, RunOnce: func(ctx context.Context) error {
-			_, err := svc.ProcessAllDuePayments(ctx)
-			return err
-		}},
-		{Name: "purge", Interval: cfg.purgeInterval, Counts: &jobs.Counts{}, RunOnce: func(ctx context.Context) error {
-			_, err := svc.Purge(ctx)
-			return err
-		}},
-	}
-	reg := newMetrics(observed{store: st, service: svc, dispatcher: dispatcher, logs: logs, jobs: background, started: time.Now()})
-	handler := server.New(server.Deps{
-		Service:     svc,
-		Logger:      log,
-		RateLimiter: api.NewRateLimiter(cfg.rateLimit, cfg.rateBurst, nil),
-		RequestLogs: logs,
-		Metrics:     reg,
-		HideMetrics: cfg.metricsAddr != "",
-	})
+	defer a.Close()
 
 	srv := &http.Server{
-		Handler:           handler,
+		Handler:           a.Handler,
 		ReadHeaderTimeout: 10 * time.Second,
 		ReadTimeout:       30 * time.Second,
 		WriteTimeout:      60 * time.Second,
@@ -228,7 +205,7 @@ func serveCmd(ctx context.Context, e env, args []string) error {
 		}
 		defer metricsLn.Close()
 		metricsSrv = &http.Server{
-			Handler:           server.MetricsHandler(reg, log),
+			Handler:           server.MetricsHandler(a.Metrics, log),
 			ReadHeaderTimeout: 10 * time.Second,
 			WriteTimeout:      30 * time.Second,
 			ErrorLog:          srv.ErrorLog,
@@ -237,15 +214,7 @@ func serveCmd(ctx context.Context, e env, args []string) error {
 
 	jobsCtx, stopJobs := context.WithCancel(context.WithoutCancel(ctx))
 	var wg sync.WaitGroup
-	wg.Add(2)
-	go func() {
-		defer wg.Done()
-		dispatcher.Run(jobsCtx) // on shutdown, finishes the attempts in flight
-	}()
-	go func() {
-		defer wg.Done()
-		jobs.Run(jobsCtx, log, background...)
-	}()
+	wg.Go(func() { a.Run(jobsCtx) }) // on shutdown, finishes the attempts in flight
 
 	serveErr := make(chan error, 2)
 	go func() { serveErr <- srv.Serve(ln) }()
@@ -272,7 +241,7 @@ func serveCmd(ctx context.Context, e env, args []string) error {
 	}
 	stopJobs()
 	wg.Wait()
-	logs.Close()
+	a.Close()
 	if errors.Is(err, http.ErrServerClosed) {
 		err = nil
 	}

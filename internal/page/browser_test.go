@@ -36,10 +36,10 @@ import (
 
 	"github.com/checkoutd/checkoutd/checkout"
 	"github.com/checkoutd/checkoutd/internal/api"
+	"github.com/checkoutd/checkoutd/internal/app"
 	"github.com/checkoutd/checkoutd/internal/browsertest"
 	"github.com/checkoutd/checkoutd/internal/clock"
 	"github.com/checkoutd/checkoutd/internal/pay"
-	"github.com/checkoutd/checkoutd/internal/server"
 	"github.com/checkoutd/checkoutd/internal/service"
 	"github.com/checkoutd/checkoutd/internal/store"
 	"github.com/checkoutd/checkoutd/internal/store/storetest"
@@ -124,16 +124,13 @@ func newBrowserEnv(t *testing.T, db *store.DB) *browserEnv {
 	log := slog.New(api.LogHandler{Handler: slog.NewTextHandler(io.Discard, nil)})
 	e := &browserEnv{t: t, db: db, clk: clk, tab: tab}
 	e.srv = httptest.NewUnstartedServer(nil)
-	e.svc = service.New(service.Config{
-		Store: db, Now: clk.Now, Logger: log, CheckoutBaseURL: "http://" + e.srv.Listener.Addr().String(),
+	a := app.New(app.Config{
+		Store: db, Logger: log, Now: clk.Now, CheckoutBaseURL: "http://" + e.srv.Listener.Addr().String(),
 		Processors: pay.Registry{Test: pay.Simulators()},
 	})
-	logs := api.NewRequestLogWriter(db, log)
-	t.Cleanup(logs.Close)
-	e.srv.Config.Handler = server.New(server.Deps{
-		Service: e.svc, Logger: log, Now: clk.Now,
-		RateLimiter: api.NewRateLimiter(0, 0, clk.Now), RequestLogs: logs,
-	})
+	t.Cleanup(a.Close)
+	e.svc = a.Service
+	e.srv.Config.Handler = a.Handler
 	e.srv.Start()
 	t.Cleanup(e.srv.Close)
 

@@ -21,8 +21,8 @@ import (
 
 	"github.com/checkoutd/checkoutd/checkout"
 	"github.com/checkoutd/checkoutd/internal/api"
+	"github.com/checkoutd/checkoutd/internal/app"
 	"github.com/checkoutd/checkoutd/internal/clock"
-	"github.com/checkoutd/checkoutd/internal/server"
 	"github.com/checkoutd/checkoutd/internal/service"
 	"github.com/checkoutd/checkoutd/internal/store"
 	"github.com/checkoutd/checkoutd/openapi"
@@ -73,21 +73,14 @@ func newHarness(t *testing.T, db *store.DB, opts ...harnessOptions) *harness {
 	cacheClk := clock.NewFake(t0)
 	logBuf := &syncBuffer{}
 	log := slog.New(api.LogHandler{Handler: slog.NewTextHandler(logBuf, &slog.HandlerOptions{Level: slog.LevelDebug})})
-	var st checkout.Store = db
-	if o.wrapStore != nil {
-		st = o.wrapStore(db)
-	}
-	svc := service.New(service.Config{Store: st, Now: clk.Now, CacheNow: cacheClk.Now, CheckoutBaseURL: checkoutBase, Logger: log})
-	logs := api.NewRequestLogWriter(db, log)
-	t.Cleanup(logs.Close)
-	h := &harness{t: t, db: db, clock: clk, cacheClock: cacheClk, svc: svc, logs: logs, logBuf: logBuf}
-	handler := server.New(server.Deps{
-		Logger:      log,
-		Service:     svc,
-		Now:         clk.Now,
-		RateLimiter: api.NewRateLimiter(o.rateLimit, o.rateBurst, clk.Now),
-		RequestLogs: logs,
+	a := app.New(app.Config{
+		Store: db, WrapStore: o.wrapStore, Logger: log,
+		Now: clk.Now, CacheNow: cacheClk.Now, CheckoutBaseURL: checkoutBase,
+		RateLimit: o.rateLimit, RateBurst: o.rateBurst,
 	})
+	t.Cleanup(a.Close)
+	h := &harness{t: t, db: db, clock: clk, cacheClock: cacheClk, svc: a.Service, logs: a.RequestLogs, logBuf: logBuf}
+	handler := a.Handler
 	h.srv = httptest.NewServer(handler)
 	t.Cleanup(h.srv.Close)
 	h.store = h.newStore("Acme Games", "USD")

@@ -1,0 +1,163 @@
+// Package app builds checkoutd: the service, the webhook dispatcher, the
+// request log writer, the background jobs, the metrics registry and the
+// HTTP handler, wired together once. `checkoutd serve`, the benchmark and the
+// end-to-end tests all call New, so what they run is what ships.
+package app
+
+import (
+	"context"
+	"crypto/x509"
+	"log/slog"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/checkoutd/checkoutd/checkout"
+	"github.com/checkoutd/checkoutd/internal/api"
+	"github.com/checkoutd/checkoutd/internal/clock"
+	"github.com/checkoutd/checkoutd/internal/jobs"
+	"github.com/checkoutd/checkoutd/internal/metrics"
+	"github.com/checkoutd/checkoutd/internal/pay"
+	"github.com/checkoutd/checkoutd/internal/server"
+	"github.com/checkoutd/checkoutd/internal/service"
+	"github.com/checkoutd/checkoutd/internal/store"
+	"github.com/checkoutd/checkoutd/internal/webhook"
+)
+
+// Config is what an application is built from. Zero values take serve's
+// defaults.
+type Config struct {
+	// Store is the opened database. The caller closes it after Close.
+	Store *store.DB
+	// WrapStore, when set, stands between the service and dispatcher and
+	// the database: how tests make the store fail without a switch in
+	// production code.
+	WrapStore func(checkout.Store) checkout.Store
+	Logger    *slog.Logger
+	// Now is the clock of the service, the dispatcher's schedules and the
+	// rate limiter; time.Now when nil. CacheNow is the clock of the key and
+	// store caches (service.Config.CacheNow).
+	Now, CacheNow clock.Func
+	// CheckoutBaseURL is the public address of the hosted payment pages.
+	CheckoutBaseURL string
+	// Processors are the payment processors of each mode.
+	Processors pay.Registry
+
+	// Guard checks webhook endpoint URLs and every address an attempt
+	// connects to; the default guard (public addresses only) when nil.
+	Guard *webhook.Guard
+	// RootCAs are the roots webhook receivers' certificates are checked
+	// against; the system's when nil.
+	RootCAs *x509.CertPool
+	// WebhookWorkers, WebhookPerEndpoint and WebhookLease are the
+	// dispatcher's (webhook.Config).
+	WebhookWorkers     int
+	WebhookPerEndpoint int
+	WebhookLease       time.Duration
+
+	// RateLimit is requests per second per API key (0: no limit), with
+	// bursts of RateBurst.
+	RateLimit float64
+	RateBurst int
+	// HideMetrics leaves /metrics off Handler (server.Deps.HideMetrics).
+	HideMetrics bool
+
+	// The background jobs' intervals: serve's defaults when zero.
+	ExpiryInterval, PaymentsInterval, PurgeInterval time.Duration
+}
+
+// The background jobs' default intervals (serve's flags).
+const (
+	DefaultExpiryInterval   = 2 * time.Second
+	DefaultPaymentsInterval = 2 * time.Second
+	DefaultPurgeInterval    = time.Hour
+)
+
+// App is checkoutd built: its parts, for the callers that look into them
+// (tests, metrics), and Handler, the whole HTTP surface.
+type App struct {
+	Service     *service.Service
+	Dispatcher  *webhook.Dispatcher
+	RequestLogs *api.RequestLogWriter
+	Jobs        []jobs.Job
+	Metrics     *metrics.Registry
+	Handler     http.Handler
+
+	log *slog.Logger
+}
+
+// New builds checkoutd on cfg.Store. Nothing runs in the background until
+// Run; Close stops the request log writer.
+func New(cfg Config) *App {
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	now := cfg.Now
+	if now == nil {
+		now = time.Now
+	}
+	var st checkout.Store = cfg.Store
+	if cfg.WrapStore != nil {
+		st = cfg.WrapStore(st)
+	}
+	guard := cfg.Guard
+	if guard == nil {
+		guard = &webhook.Guard{}
+	}
+	a := &App{log: cfg.Logger}
+	a.Dispatcher = webhook.New(webhook.Config{
+		Store:       st,
+		Client:      webhook.NewClient(webhook.ClientConfig{Guard: guard, RootCAs: cfg.RootCAs}),
+		Now:         cfg.Now,
+		Logger:      cfg.Logger,
+		Workers:     cfg.WebhookWorkers,
+		PerEndpoint: cfg.WebhookPerEndpoint,
+		Lease:       cfg.WebhookLease,
+	})
+	sc := service.Config{
+		Store: st, Now: cfg.Now, CacheNow: cfg.CacheNow, CheckoutBaseURL: cfg.CheckoutBaseURL, Logger: cfg.Logger,
+		URLs: guard, Notify: a.Dispatcher.Wake, Processors: cfg.Processors,
+	}
+	a.Service = service.New(sc)
+	a.RequestLogs = api.NewRequestLogWriter(cfg.Store, cfg.Logger)
+	svc := a.Service
+	a.Jobs = []jobs.Job{
+		{Name: "expire-sessions", Interval: or(cfg.ExpiryInterval, DefaultExpiryInterval), Counts: &jobs.Counts{},
+			RunOnce: func(ctx context.Context) error { _, err := svc.ExpireAll(ctx); return err }},
+		{Name: "payments", Interval: or(cfg.PaymentsInterval, DefaultPaymentsInterval), Counts: &jobs.Counts{},
+			RunOnce: func(ctx context.Context) error { _, err := svc.ProcessAllDuePayments(ctx); return err }},
+		{Name: "purge", Interval: or(cfg.PurgeInterval, DefaultPurgeInterval), Counts: &jobs.Counts{},
+			RunOnce: func(ctx context.Context) error { _, err := svc.Purge(ctx); return err }},
+	}
+	a.Metrics = newMetrics(observed{store: cfg.Store, service: svc, dispatcher: a.Dispatcher, logs: a.RequestLogs, jobs: a.Jobs, started: time.Now()})
+	a.Handler = server.New(server.Deps{
+		Service:     svc,
+		Logger:      cfg.Logger,
+		Now:         cfg.Now,
+		RateLimiter: api.NewRateLimiter(cfg.RateLimit, cfg.RateBurst, cfg.Now),
+		RequestLogs: a.RequestLogs,
+		Metrics:     a.Metrics,
+		HideMetrics: cfg.HideMetrics,
+	})
+	return a
+}
+
+func or(d, def time.Duration) time.Duration {
+	if d > 0 {
+		return d
+	}
+	return def
+}
+
+// Run runs the webhook dispatcher and the background jobs until ctx ends,
+// then waits for the attempts and rounds in flight to finish.
+func (a *App) Run(ctx context.Context) {
+	var wg sync.WaitGroup
+	wg.Go(func() { a.Dispatcher.Run(ctx) })
+	wg.Go(func() { jobs.Run(ctx, a.log, a.Jobs...) })
+	wg.Wait()
+}
+
+// Close writes the request logs still queued and stops their writer. Call
+// it after Run has returned and the HTTP server has stopped.
+func (a *App) Close() { a.RequestLogs.Close() }
