@@ -1,15 +1,18 @@
 package server_test
 
 import (
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/getkin/kin-openapi/openapi3"
 
 	"github.com/checkoutd/checkoutd/internal/api"
+	"github.com/checkoutd/checkoutd/openapi"
 )
 
 // codesOf returns the error codes a documented error response allows: the
@@ -97,4 +100,55 @@ func TestOpenAPIDescribesEveryErrorCode(t *testing.T) {
 			t.Errorf("response %s: Retry-After is not a required header", name)
 		}
 	}
+}
+
+// walkJSON calls fn on every object of the raw document, with its JSON
+// pointer.
+func walkJSON(v any, ptr string, fn func(ptr string, obj map[string]any)) {
+	switch v := v.(type) {
+	case map[string]any:
+		fn(ptr, v)
+		for k, x := range v {
+			walkJSON(x, ptr+"/"+k, fn)
+		}
+	case []any:
+		for i, x := range v {
+			walkJSON(x, ptr+"/"+strconv.Itoa(i), fn)
+		}
+	}
+}
+
+// rawSpec is the document as plain JSON, for checks of its spelling rather
+// than its meaning.
+func rawSpec(t *testing.T) map[string]any {
+	t.Helper()
+	var doc map[string]any
+	if err := json.Unmarshal(openapi.JSON, &doc); err != nil {
+		t.Fatal(err)
+	}
+	return doc
+}
+
+// Client generators read a default as "always there": openapi-typescript
+// makes a property with a default required, so a create without quantity
+// would not type-check. What the server does with a field not sent is said
+// in words; no schema a client sends has a default.
+func TestOpenAPIInputsHaveNoDefault(t *testing.T) {
+	doc := rawSpec(t)
+	schemas := doc["components"].(map[string]any)["schemas"].(map[string]any)
+	for _, name := range []string{"CreateCheckoutRequest", "ItemInput", "CustomerInput"} {
+		walkJSON(schemas[name], "#/components/schemas/"+name, func(ptr string, obj map[string]any) {
+			if _, ok := obj["default"]; ok {
+				t.Errorf("%s has a default; say what a field not sent means in its description instead", ptr)
+			}
+		})
+	}
+	paths := doc["paths"].(map[string]any)
+	walkJSON(paths, "#/paths", func(ptr string, obj map[string]any) {
+		if strings.Contains(ptr, "/parameters/") || strings.Contains(ptr, "/requestBody/") {
+			if _, ok := obj["default"]; ok {
+				t.Errorf("%s has a default", ptr)
+			}
+		}
+	})
 }
