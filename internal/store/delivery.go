@@ -116,8 +116,8 @@ AND status = 'pending' AND lease_until <= $3`
 
 // DeliveryClaim leases due deliveries and returns them with their endpoint
 // and event.
-func (db *DB) DeliveryClaim(ctx context.Context, p checkout.ClaimParams) ([]*checkout.Claim, error) {
-	var claims []*checkout.Claim
+func (db *DB) DeliveryClaim(ctx context.Context, p ClaimParams) ([]*Claim, error) {
+	var claims []*Claim
 	err := db.InTx(ctx, func(t checkout.Tx) error {
 		tx := t.(*Tx)
 		res, err := tx.exec(ctx, fmt.Sprintf(claimQuery, db.dialect.SkipLocked),
@@ -146,8 +146,8 @@ func (db *DB) DeliveryClaim(ctx context.Context, p checkout.ClaimParams) ([]*che
 	return claims, err
 }
 
-func scanClaim(row scanner) (*checkout.Claim, error) {
-	var c checkout.Claim
+func scanClaim(row scanner) (*Claim, error) {
+	var c Claim
 	var d checkout.Delivery
 	var e checkout.Endpoint
 	var v checkout.Event
@@ -182,7 +182,7 @@ func (db *DB) DeliveryCountPending(ctx context.Context, now time.Time) (checkout
 
 // DeliveryRecord stores a finished attempt and the delivery's new state.
 func (db *DB) DeliveryRecord(ctx context.Context, owner string, a *checkout.Attempt, d *checkout.Delivery) (bool, error) {
-	updated, err := db.DeliveryRecordAll(ctx, []checkout.AttemptRecord{{Owner: owner, Attempt: a, Delivery: d}})
+	updated, err := db.DeliveryRecordAll(ctx, []AttemptRecord{{Owner: owner, Attempt: a, Delivery: d}})
 	if err != nil {
 		return false, err
 	}
@@ -192,7 +192,7 @@ func (db *DB) DeliveryRecord(ctx context.Context, owner string, a *checkout.Atte
 // DeliveryRecordAll stores finished attempts and their deliveries' new
 // states in one transaction: the dispatcher's group commit, one fsync for
 // the attempts that ended together.
-func (db *DB) DeliveryRecordAll(ctx context.Context, rs []checkout.AttemptRecord) ([]bool, error) {
+func (db *DB) DeliveryRecordAll(ctx context.Context, rs []AttemptRecord) ([]bool, error) {
 	updated := make([]bool, len(rs))
 	// Rows are locked in the order of their ids, so that two nodes'
 	// batches never wait for each other in a circle.

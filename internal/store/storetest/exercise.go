@@ -764,7 +764,7 @@ func testDeliveryCountPending(t *testing.T, db *store.DB) {
 	count(base.Add(time.Hour), checkout.PendingDeliveries{Due: 2})
 
 	// A delivery being attempted is still due, until its attempt is recorded.
-	claims, err := db.DeliveryClaim(ctx, checkout.ClaimParams{Owner: "o", Now: base, LeaseUntil: base.Add(time.Minute), Limit: 10, PerEndpoint: 10})
+	claims, err := db.DeliveryClaim(ctx, store.ClaimParams{Owner: "o", Now: base, LeaseUntil: base.Add(time.Minute), Limit: 10, PerEndpoint: 10})
 	if err != nil || len(claims) != 1 {
 		t.Fatalf("DeliveryClaim = %d, %v; want 1", len(claims), err)
 	}
