@@ -77,7 +77,7 @@ const (
 type App struct {
 	Service     *service.Service
 	Dispatcher  *webhook.Dispatcher
-	RequestLogs *api.RequestLogWriter
+	RequestLogs *service.RequestLogWriter
 	Jobs        []jobs.Job
 	Metrics     *metrics.Registry
 	Handler     http.Handler
@@ -118,7 +118,7 @@ func New(cfg Config) *App {
 		URLs: guard, Notify: a.Dispatcher.Wake, Processors: cfg.Processors,
 	}
 	a.Service = service.New(sc)
-	a.RequestLogs = api.NewRequestLogWriter(cfg.Store, cfg.Logger)
+	a.RequestLogs = service.NewRequestLogWriter(cfg.Store, cfg.Logger)
 	svc := a.Service
 	a.Jobs = []jobs.Job{
 		{Name: "expire-sessions", Interval: or(cfg.ExpiryInterval, DefaultExpiryInterval), Counts: &jobs.Counts{},
