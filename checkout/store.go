@@ -180,8 +180,7 @@ type IdempotencyRecord struct {
 	Mode        Mode
 	Key         string
 	RequestHash string // hex SHA-256 of the canonical request
-	StatusCode  int
-	Body        []byte
+	Body        []byte // the created session as the API showed it
 	CreatedAt   time.Time
 }
 

@@ -61,7 +61,7 @@ func HandleCreateCheckout(svc *service.Service) http.Handler {
 		if res.Replayed {
 			w.Header().Set("Idempotent-Replayed", "true")
 		}
-		web.WriteRawData(w, res.Status, res.Data)
+		web.WriteRawData(w, http.StatusCreated, res.Data) // a replay answers as the first request did
 	})
 }
 
