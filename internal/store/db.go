@@ -61,6 +61,10 @@ type DB struct {
 	stmts   stmtCache
 	errs    struct{ unavailable, canceled, other atomic.Int64 }
 	closed  atomic.Bool
+
+	// claimHook, when set (by tests), runs in DeliveryClaim between
+	// reading the candidates and leasing them.
+	claimHook func()
 }
 
 var _ checkout.Store = (*DB)(nil)
