@@ -309,28 +309,3 @@ func (db *DB) EventGet(ctx context.Context, id string) (*checkout.Event, error) 
 	e.CreatedAt, e.Object = time.Unix(created, 0), []byte(data)
 	return &e, nil
 }
-
-// EventPurge deletes events created before t, with their deliveries and
-// attempts, in one transaction.
-func (db *DB) EventPurge(ctx context.Context, before time.Time) (int64, error) {
-	var n int64
-	err := db.InTx(ctx, func(t checkout.Tx) error {
-		tx := t.(*Tx)
-		ms, s := before.UnixMilli(), before.Unix()
-		if _, err := tx.exec(ctx, `DELETE FROM delivery_attempts WHERE delivery_id IN
-			(SELECT id FROM deliveries WHERE created_at < $1 AND status <> 'pending')`, ms); err != nil {
-			return err
-		}
-		if _, err := tx.exec(ctx, `DELETE FROM deliveries WHERE created_at < $1 AND status <> 'pending'`, ms); err != nil {
-			return err
-		}
-		res, err := tx.exec(ctx, `DELETE FROM events WHERE created_at < $1
-			AND NOT EXISTS (SELECT 1 FROM deliveries d WHERE d.event_id = events.id)`, s)
-		if err != nil {
-			return err
-		}
-		n, err = res.RowsAffected()
-		return err
-	})
-	return n, err
-}
