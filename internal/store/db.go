@@ -61,6 +61,15 @@ type DB struct {
 	stmts   stmtCache
 	errs    struct{ unavailable, canceled, other atomic.Int64 }
 	closed  atomic.Bool
+
+	// claimHook, when set (by tests), runs in DeliveryClaim between
+	// reading the candidates and leasing them.
+	claimHook func()
+	// purgeBatch, when set (by tests), replaces the constant purgeBatch;
+	// purgeHook, when set, runs after each batch a purge deletes, with no
+	// transaction open.
+	purgeBatch int
+	purgeHook  func(table string, deleted int64)
 }
 
 var _ checkout.Store = (*DB)(nil)

@@ -86,49 +86,88 @@ func (db *DB) AttemptList(ctx context.Context, deliveryID string) ([]*checkout.A
 	})
 }
 
-// claimQuery leases due deliveries. The innermost query ranks each
-// endpoint's due deliveries and counts its running leases, so that no
-// endpoint gets more than PerEndpoint at once; the middle one locks the
-// chosen rows (skipping rows another node is locking, on PostgreSQL); the
-// UPDATE re-checks that each is still due when it takes it.
-const claimQuery = `UPDATE deliveries SET lease_until = $1, lease_owner = $2
+// candidatesQuery picks the deliveries to claim, without locking them: it
+// ranks each endpoint's due deliveries and counts its running leases, so
+// that no endpoint gets more than PerEndpoint at once.
+const candidatesQuery = `SELECT d.id FROM (
+		SELECT id, endpoint_id, next_attempt_at, seq,
+			ROW_NUMBER() OVER (PARTITION BY endpoint_id ORDER BY next_attempt_at, seq) AS rn
+		FROM deliveries
+		WHERE status = 'pending' AND next_attempt_at <= $1 AND lease_until <= $1
+	) d
+	LEFT JOIN (
+		SELECT endpoint_id, COUNT(*) AS busy FROM deliveries
+		WHERE status = 'pending' AND lease_until > $1
+		GROUP BY endpoint_id
+	) b ON b.endpoint_id = d.endpoint_id
+	WHERE d.rn + COALESCE(b.busy, 0) <= $2
+	ORDER BY d.next_attempt_at, d.seq
+	LIMIT $3`
+
+// leaseQuery leases the candidates that are still due. On PostgreSQL
+// another node may have claimed, attempted and recorded a candidate since
+// candidatesQuery read it: the rows are locked (skipping those another node
+// is locking) and every condition of being due is checked again on the row
+// as it is now, the next attempt's time included, since a recorded failure
+// leaves the delivery pending and unleased with its next attempt ahead. Its
+// parameters, in the dialect's placeholders (Param): the lease's end, its
+// owner, the ids, then the time now four times.
+const leaseQuery = `UPDATE deliveries SET lease_until = %[1]s, lease_owner = %[2]s
 WHERE id IN (
 	SELECT id FROM deliveries
-	WHERE id IN (
-		SELECT d.id FROM (
-			SELECT id, endpoint_id, next_attempt_at, seq,
-				ROW_NUMBER() OVER (PARTITION BY endpoint_id ORDER BY next_attempt_at, seq) AS rn
-			FROM deliveries
-			WHERE status = 'pending' AND next_attempt_at <= $3 AND lease_until <= $3
-		) d
-		LEFT JOIN (
-			SELECT endpoint_id, COUNT(*) AS busy FROM deliveries
-			WHERE status = 'pending' AND lease_until > $3
-			GROUP BY endpoint_id
-		) b ON b.endpoint_id = d.endpoint_id
-		WHERE d.rn + COALESCE(b.busy, 0) <= $4
-		ORDER BY d.next_attempt_at, d.seq
-		LIMIT $5
-	)
-	AND status = 'pending' AND lease_until <= $3%s
+	WHERE id IN (%[3]s)
+	AND status = 'pending' AND next_attempt_at <= %[4]s AND lease_until <= %[5]s%[8]s
 )
-AND status = 'pending' AND lease_until <= $3`
+AND status = 'pending' AND next_attempt_at <= %[6]s AND lease_until <= %[7]s`
+
+// lease leases the deliveries of ids that are still due (leaseQuery).
+func (tx *Tx) lease(ctx context.Context, ids []string, p ClaimParams) (int64, error) {
+	param := tx.db.dialect.Param
+	args := make([]any, 0, len(ids)+6)
+	args = append(args, p.LeaseUntil.UnixMilli(), p.Owner)
+	marks := make([]string, len(ids))
+	for i, id := range ids {
+		args = append(args, id)
+		marks[i] = param(len(args))
+	}
+	now := make([]any, 4)
+	for i := range now {
+		args = append(args, p.Now.UnixMilli())
+		now[i] = param(len(args))
+	}
+	query := fmt.Sprintf(leaseQuery, param(1), param(2), strings.Join(marks, ", "), now[0], now[1], now[2], now[3], tx.db.dialect.SkipLocked)
+	res, err := tx.exec(ctx, query, args...)
+	if err != nil {
+		return 0, err
+	}
+	return res.RowsAffected()
+}
 
 // DeliveryClaim leases due deliveries and returns them with their endpoint
-// and event.
+// and event, in two steps: candidatesQuery picks them, leaseQuery locks and
+// leases those still due.
 func (db *DB) DeliveryClaim(ctx context.Context, p ClaimParams) ([]*Claim, error) {
 	var claims []*Claim
 	err := db.InTx(ctx, func(t checkout.Tx) error {
 		tx := t.(*Tx)
-		res, err := tx.exec(ctx, fmt.Sprintf(claimQuery, db.dialect.SkipLocked),
-			p.LeaseUntil.UnixMilli(), p.Owner, p.Now.UnixMilli(), p.PerEndpoint, p.Limit)
+		rows, err := tx.rows(ctx, candidatesQuery, p.Now.UnixMilli(), p.PerEndpoint, p.Limit)
 		if err != nil {
 			return err
 		}
-		if n, _ := res.RowsAffected(); n == 0 {
-			return nil
+		ids, err := collect(db, rows, func(row scanner) (string, error) {
+			var id string
+			return id, row.Scan(&id)
+		})
+		if err != nil || len(ids) == 0 {
+			return err
 		}
-		rows, err := tx.rows(ctx, `SELECT
+		if db.claimHook != nil {
+			db.claimHook()
+		}
+		if n, err := tx.lease(ctx, ids, p); err != nil || n == 0 {
+			return err
+		}
+		rows, err = tx.rows(ctx, `SELECT
 			d.id, d.event_id, d.endpoint_id, d.store_id, d.mode, d.status, d.attempts, d.next_attempt_at, d.last_status_code, d.last_error, d.created_at, d.updated_at,
 			e.id, e.store_id, e.mode, e.url, e.events, e.enabled, e.secret, e.created_at, e.updated_at,
 			v.id, v.store_id, v.mode, v.type, v.created_at, v.data
@@ -269,29 +308,4 @@ func (db *DB) EventGet(ctx context.Context, id string) (*checkout.Event, error) 
 	}
 	e.CreatedAt, e.Object = time.Unix(created, 0), []byte(data)
 	return &e, nil
-}
-
-// EventPurge deletes events created before t, with their deliveries and
-// attempts, in one transaction.
-func (db *DB) EventPurge(ctx context.Context, before time.Time) (int64, error) {
-	var n int64
-	err := db.InTx(ctx, func(t checkout.Tx) error {
-		tx := t.(*Tx)
-		ms, s := before.UnixMilli(), before.Unix()
-		if _, err := tx.exec(ctx, `DELETE FROM delivery_attempts WHERE delivery_id IN
-			(SELECT id FROM deliveries WHERE created_at < $1 AND status <> 'pending')`, ms); err != nil {
-			return err
-		}
-		if _, err := tx.exec(ctx, `DELETE FROM deliveries WHERE created_at < $1 AND status <> 'pending'`, ms); err != nil {
-			return err
-		}
-		res, err := tx.exec(ctx, `DELETE FROM events WHERE created_at < $1
-			AND NOT EXISTS (SELECT 1 FROM deliveries d WHERE d.event_id = events.id)`, s)
-		if err != nil {
-			return err
-		}
-		n, err = res.RowsAffected()
-		return err
-	})
-	return n, err
 }

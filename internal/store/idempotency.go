@@ -51,16 +51,3 @@ func (tx *Tx) IdempotencyInsert(ctx context.Context, r *checkout.IdempotencyReco
 	}
 	return nil
 }
-
-// IdempotencyPurge deletes records created before t.
-func (db *DB) IdempotencyPurge(ctx context.Context, before time.Time) (int64, error) {
-	return db.purge(ctx, `DELETE FROM idempotency_keys WHERE created_at < $1`, before.Unix())
-}
-
-func (db *DB) purge(ctx context.Context, query string, arg any) (int64, error) {
-	res, err := db.write.ExecContext(ctx, query, arg)
-	if err != nil {
-		return 0, db.translate(err)
-	}
-	return res.RowsAffected()
-}

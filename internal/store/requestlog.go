@@ -93,8 +93,3 @@ func (db *DB) RequestLogList(ctx context.Context, p checkout.RequestLogListParam
 	}
 	return collect(db, rows, scanRequestLog)
 }
-
-// RequestLogPurge deletes logs created before t.
-func (db *DB) RequestLogPurge(ctx context.Context, before time.Time) (int64, error) {
-	return db.purge(ctx, `DELETE FROM request_logs WHERE created_at < $1`, before.UnixMilli())
-}

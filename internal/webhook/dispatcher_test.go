@@ -577,6 +577,48 @@ func TestTwoDispatchersShareTheWork(t *testing.T) {
 	})
 }
 
+// Leases are set and compared on each node's own clock. A node whose clock
+// runs ahead of another's, by less than the tolerance docs/webhooks.md
+// gives (the lease, 60 s by default, minus an attempt's 10 s and the time
+// to record it), does not take a delivery whose attempt is still running
+// on the other node, even at the last moment that attempt can take.
+func TestClockAheadWithinToleranceTakesNoLiveLease(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		const lease = 60 * time.Second // the default
+		skew := lease - webhook.Timeout - 5*time.Second
+		e := newEnv(t, db)
+		ahead := e.newDispatcher(envOptions{now: func() time.Time { return e.clock.Now().Add(skew) }})
+		r := e.net.Receiver(t, "hooks.example.com")
+		release := make(chan struct{})
+		r.SetHandler(func(w http.ResponseWriter, _ *http.Request) { <-release })
+		e.endpoint(r, checkout.ModeTest)
+		e.createSession(checkout.ModeTest)
+		done := make(chan int)
+		go func() {
+			n, err := e.disp.RunOnce(context.Background())
+			if err != nil {
+				t.Error(err)
+			}
+			done <- n
+		}()
+		if _, ok := r.Next(10 * time.Second); !ok {
+			t.Fatal("the first node's attempt did not reach the receiver")
+		}
+		// The attempt has run as long as an attempt may.
+		e.clock.Advance(webhook.Timeout)
+		if n, err := ahead.RunOnce(context.Background()); n != 0 || err != nil {
+			t.Errorf("a node %s ahead claimed %d deliveries, %v, under a live lease; want none", skew, n, err)
+		}
+		close(release)
+		if n := <-done; n != 1 {
+			t.Errorf("the first node made %d attempts; want 1", n)
+		}
+		if n := len(r.Requests()); n != 1 {
+			t.Errorf("the receiver got %d requests; want 1", n)
+		}
+	})
+}
+
 func TestSlowEndpointDoesNotDelayOthers(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		e := newEnv(t, db, envOptions{workers: 4, perEndpoint: 2, poll: time.Hour})
