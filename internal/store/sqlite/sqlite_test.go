@@ -61,7 +61,9 @@ func TestFilesArePrivate(t *testing.T) {
 	if _, err := db.MerchantGet(ctx, m.ID); err != nil {
 		t.Fatal(err)
 	}
-	if err := db.InTx(ctx, func(tx checkout.Tx) error { return tx.MerchantInsert(ctx, &checkout.Merchant{ID: checkout.NewStoreID(), Name: "B", Currency: "USD"}) }); err != nil {
+	if err := db.InTx(ctx, func(tx checkout.Tx) error {
+		return tx.MerchantInsert(ctx, &checkout.Merchant{ID: checkout.NewStoreID(), Name: "B", Currency: "USD"})
+	}); err != nil {
 		t.Fatal(err)
 	}
 	check("a database made readable to others, reopened")
