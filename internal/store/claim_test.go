@@ -64,8 +64,8 @@ func TestClaimRechecksDueTime(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	params := func(owner string) checkout.ClaimParams {
-		return checkout.ClaimParams{Owner: owner, Now: now, LeaseUntil: now.Add(time.Minute), Limit: 10, PerEndpoint: 4}
+	params := func(owner string) store.ClaimParams {
+		return store.ClaimParams{Owner: owner, Now: now, LeaseUntil: now.Add(time.Minute), Limit: 10, PerEndpoint: 4}
 	}
 	interleaved := false
 	store.SetClaimHook(b, func() {

@@ -121,7 +121,7 @@ WHERE id IN (
 AND status = 'pending' AND next_attempt_at <= %[6]s AND lease_until <= %[7]s`
 
 // lease leases the deliveries of ids that are still due (leaseQuery).
-func (tx *Tx) lease(ctx context.Context, ids []string, p checkout.ClaimParams) (int64, error) {
+func (tx *Tx) lease(ctx context.Context, ids []string, p ClaimParams) (int64, error) {
 	param := tx.db.dialect.Param
 	args := make([]any, 0, len(ids)+6)
 	args = append(args, p.LeaseUntil.UnixMilli(), p.Owner)
@@ -146,8 +146,8 @@ func (tx *Tx) lease(ctx context.Context, ids []string, p checkout.ClaimParams) (
 // DeliveryClaim leases due deliveries and returns them with their endpoint
 // and event, in two steps: candidatesQuery picks them, leaseQuery locks and
 // leases those still due.
-func (db *DB) DeliveryClaim(ctx context.Context, p checkout.ClaimParams) ([]*checkout.Claim, error) {
-	var claims []*checkout.Claim
+func (db *DB) DeliveryClaim(ctx context.Context, p ClaimParams) ([]*Claim, error) {
+	var claims []*Claim
 	err := db.InTx(ctx, func(t checkout.Tx) error {
 		tx := t.(*Tx)
 		rows, err := tx.rows(ctx, candidatesQuery, p.Now.UnixMilli(), p.PerEndpoint, p.Limit)
@@ -185,8 +185,8 @@ func (db *DB) DeliveryClaim(ctx context.Context, p checkout.ClaimParams) ([]*che
 	return claims, err
 }
 
-func scanClaim(row scanner) (*checkout.Claim, error) {
-	var c checkout.Claim
+func scanClaim(row scanner) (*Claim, error) {
+	var c Claim
 	var d checkout.Delivery
 	var e checkout.Endpoint
 	var v checkout.Event
@@ -221,7 +221,7 @@ func (db *DB) DeliveryCountPending(ctx context.Context, now time.Time) (checkout
 
 // DeliveryRecord stores a finished attempt and the delivery's new state.
 func (db *DB) DeliveryRecord(ctx context.Context, owner string, a *checkout.Attempt, d *checkout.Delivery) (bool, error) {
-	updated, err := db.DeliveryRecordAll(ctx, []checkout.AttemptRecord{{Owner: owner, Attempt: a, Delivery: d}})
+	updated, err := db.DeliveryRecordAll(ctx, []AttemptRecord{{Owner: owner, Attempt: a, Delivery: d}})
 	if err != nil {
 		return false, err
 	}
@@ -231,7 +231,7 @@ func (db *DB) DeliveryRecord(ctx context.Context, owner string, a *checkout.Atte
 // DeliveryRecordAll stores finished attempts and their deliveries' new
 // states in one transaction: the dispatcher's group commit, one fsync for
 // the attempts that ended together.
-func (db *DB) DeliveryRecordAll(ctx context.Context, rs []checkout.AttemptRecord) ([]bool, error) {
+func (db *DB) DeliveryRecordAll(ctx context.Context, rs []AttemptRecord) ([]bool, error) {
 	updated := make([]bool, len(rs))
 	// Rows are locked in the order of their ids, so that two nodes'
 	// batches never wait for each other in a circle.

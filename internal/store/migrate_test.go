@@ -66,6 +66,8 @@ func TestMigrateCryptoTxHash(t *testing.T) {
 			}
 			// (Each migration after 4 is undone here too.)
 			for _, q := range []string{
+				`ALTER TABLE sessions ADD COLUMN payment_in_progress INTEGER NOT NULL DEFAULT 0`,
+				`ALTER TABLE idempotency_keys ADD COLUMN status_code INTEGER NOT NULL DEFAULT 201`,
 				`DROP INDEX deliveries_pending_endpoint`,
 				`DROP INDEX payments_session_tx`,
 				`ALTER TABLE payments DROP COLUMN tx_hash`,

@@ -66,7 +66,7 @@ func TestPurgeInBatches(t *testing.T) {
 			}
 			for i := range keys {
 				r := &checkout.IdempotencyRecord{MerchantID: m.ID, Mode: checkout.ModeTest, Key: fmt.Sprint("key-", i),
-					RequestHash: "h", StatusCode: 201, Body: []byte(`{}`), CreatedAt: old}
+					RequestHash: "h", Body: []byte(`{}`), CreatedAt: old}
 				if err := tx.IdempotencyInsert(ctx, r); err != nil {
 					return err
 				}

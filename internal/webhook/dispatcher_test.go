@@ -491,7 +491,7 @@ func TestLeaseExpiryRetriesAnAbandonedAttempt(t *testing.T) {
 		ep := e.endpoint(r, checkout.ModeTest)
 		e.createSession(checkout.ModeTest)
 		// A process claims the delivery and dies before recording anything.
-		claims, err := db.DeliveryClaim(context.Background(), checkout.ClaimParams{
+		claims, err := db.DeliveryClaim(context.Background(), store.ClaimParams{
 			Owner: "dead-node", Now: e.clock.Now(), LeaseUntil: e.clock.Now().Add(time.Minute), Limit: 10, PerEndpoint: 4})
 		if err != nil || len(claims) != 1 {
 			t.Fatalf("DeliveryClaim = %d, %v; want 1", len(claims), err)
@@ -917,16 +917,16 @@ func jsonEqual(t *testing.T, a, b []byte) bool {
 // batchFailingStore fails every DeliveryRecordAll of more than one record:
 // how a test makes a group commit fail.
 type batchFailingStore struct {
-	checkout.Store
+	webhook.Queue
 	failed atomic.Int64
 }
 
-func (s *batchFailingStore) DeliveryRecordAll(ctx context.Context, rs []checkout.AttemptRecord) ([]bool, error) {
+func (s *batchFailingStore) DeliveryRecordAll(ctx context.Context, rs []store.AttemptRecord) ([]bool, error) {
 	if len(rs) > 1 {
 		s.failed.Add(1)
 		return nil, errors.New("injected failure of a batch")
 	}
-	return s.Store.DeliveryRecordAll(ctx, rs)
+	return s.Queue.DeliveryRecordAll(ctx, rs)
 }
 
 // Attempts that end together are recorded together; when such a batch
@@ -952,8 +952,8 @@ func TestAttemptsRecordedTogether(t *testing.T) {
 				for range n {
 					e.createSession(checkout.ModeTest)
 				}
-				var st checkout.Store = db
-				wrapped := &batchFailingStore{Store: db}
+				var st webhook.Queue = db
+				wrapped := &batchFailingStore{Queue: db}
 				if failBatches {
 					st = wrapped
 				}
