@@ -13,10 +13,10 @@ import (
 	"sync"
 	"time"
 
-	"github.com/checkoutd/checkoutd/internal/api"
 	"github.com/checkoutd/checkoutd/internal/app"
 	"github.com/checkoutd/checkoutd/internal/pay"
 	"github.com/checkoutd/checkoutd/internal/server"
+	"github.com/checkoutd/checkoutd/internal/web"
 	"github.com/checkoutd/checkoutd/internal/webhook"
 )
 
@@ -126,7 +126,7 @@ func newLogger(w interface{ Write([]byte) (int, error) }, format, level string) 
 	if format == "json" {
 		h = slog.NewJSONHandler(w, opts)
 	}
-	return slog.New(api.LogHandler{Handler: h}), nil
+	return slog.New(web.LogHandler{Handler: h}), nil
 }
 
 func serveCmd(ctx context.Context, e env, args []string) error {

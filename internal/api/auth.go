@@ -7,6 +7,7 @@ import (
 
 	"github.com/checkoutd/checkoutd/checkout"
 	"github.com/checkoutd/checkoutd/internal/service"
+	"github.com/checkoutd/checkoutd/internal/web"
 )
 
 type keyCtx struct{}
@@ -25,7 +26,7 @@ func Authenticate(svc *service.Service, next http.Handler) http.Handler {
 		key, err := authenticate(r, svc)
 		if err != nil {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="checkoutd"`)
-			WriteError(w, r, err)
+			web.WriteError(w, r, err)
 			return
 		}
 		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), keyCtx{}, key)))

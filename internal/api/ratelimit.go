@@ -9,6 +9,7 @@ import (
 
 	"github.com/checkoutd/checkoutd/checkout"
 	"github.com/checkoutd/checkoutd/internal/clock"
+	"github.com/checkoutd/checkoutd/internal/web"
 )
 
 // RateLimiter is a token bucket per API key: Rate requests per second on
@@ -70,7 +71,7 @@ func Limit(l *RateLimiter, next http.Handler) http.Handler {
 		if ok, wait := l.Allow(key.ID); !ok {
 			secs := max(1, int(math.Ceil(wait.Seconds())))
 			w.Header().Set("Retry-After", strconv.Itoa(secs))
-			WriteError(w, r, checkout.Errorf(checkout.ERateLimited,
+			web.WriteError(w, r, checkout.Errorf(checkout.ERateLimited,
 				"Too many requests with this API key; retry after %d seconds.", secs))
 			return
 		}

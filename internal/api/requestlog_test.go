@@ -16,8 +16,10 @@ import (
 
 	"github.com/checkoutd/checkoutd/checkout"
 	"github.com/checkoutd/checkoutd/internal/clock"
+	"github.com/checkoutd/checkoutd/internal/service"
 	"github.com/checkoutd/checkoutd/internal/store"
 	"github.com/checkoutd/checkoutd/internal/store/storetest"
+	"github.com/checkoutd/checkoutd/internal/web"
 )
 
 // syncBuffer is a bytes.Buffer safe for concurrent writers.
@@ -91,120 +93,13 @@ func countLogs(t *testing.T, db *store.DB, m string) int {
 	return len(ls)
 }
 
-// Flush returns once every log recorded before it is in the database, even
-// when there are more than one batch's worth.
-func TestRequestLogWriterFlush(t *testing.T) {
-	storetest.Each(t, func(t *testing.T, db *store.DB) {
-		log, _ := testLogger()
-		w := NewRequestLogWriter(db, log)
-		defer w.Close()
-		m := checkout.NewStoreID()
-		for _, n := range []int{1, 300, 3000} {
-			before := countLogs(t, db, m)
-			for i := range n {
-				w.Record(newLog(m, before+i))
-			}
-			w.Flush(context.Background())
-			if got := countLogs(t, db, m) - before; got != n {
-				t.Errorf("after recording %d logs and Flush, %d are in the database; want all", n, got)
-			}
-		}
-		if w.Dropped() != 0 {
-			t.Errorf("Dropped = %d; want 0", w.Dropped())
-		}
-	})
-}
-
-// Close writes everything queued, however much, before it returns.
-func TestRequestLogWriterCloseDrains(t *testing.T) {
-	storetest.Each(t, func(t *testing.T, db *store.DB) {
-		log, _ := testLogger()
-		w := NewRequestLogWriter(db, log)
-		m := checkout.NewStoreID()
-		const n = 5000
-		for i := range n {
-			w.Record(newLog(m, i))
-		}
-		w.Close()
-		if got := countLogs(t, db, m); got != n {
-			t.Errorf("after Close, %d of %d logs are in the database; want all", got, n)
-		}
-		w.Close()                     // twice is fine
-		w.Flush(context.Background()) // and Flush after Close returns
-	})
-}
-
-// Record never blocks: when the database falls behind and the buffer is
-// full, logs are dropped and counted.
-func TestRequestLogWriterNeverBlocks(t *testing.T) {
-	st := &fakeStore{block: make(chan struct{})}
-	log, buf := testLogger()
-	w := NewRequestLogWriter(st, log)
-	const n = requestLogBuffer + 4*requestLogBatch + 1000
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		for i := range n {
-			w.Record(newLog("m", i))
-		}
-	}()
-	select {
-	case <-done:
-	case <-time.After(30 * time.Second):
-		t.Fatal("Record blocked while the store was held up")
-	}
-	dropped := w.Dropped()
-	if dropped < 1000 || dropped > n-requestLogBuffer {
-		t.Errorf("Dropped = %d; want between 1000 and %d", dropped, n-requestLogBuffer)
-	}
-	if !strings.Contains(buf.String(), "request log buffer full") {
-		t.Errorf("no warning logged about dropping; log: %s", buf)
-	}
-	close(st.block)
-	w.Close()
-	if got := int64(st.count()) + dropped; got != n {
-		t.Errorf("written %d + dropped %d = %d; want every one of the %d logs accounted for", st.count(), dropped, got, n)
-	}
-}
-
-// A batch the database refuses is logged and the writer goes on.
-func TestRequestLogWriterStoreError(t *testing.T) {
-	st := &fakeStore{fail: 1}
-	log, buf := testLogger()
-	w := NewRequestLogWriter(st, log)
-	defer w.Close()
-	w.Record(newLog("m", 0))
-	w.Flush(context.Background())
-	if !strings.Contains(buf.String(), "write request logs") || !strings.Contains(buf.String(), "database on fire") {
-		t.Errorf("the failed write was not logged; log: %s", buf)
-	}
-	w.Record(newLog("m", 1))
-	w.Flush(context.Background())
-	if st.count() != 1 {
-		t.Errorf("after a failed batch, %d logs written; want the next one", st.count())
-	}
-}
-
-// Flush gives up when its context ends, even if the store never answers.
-func TestRequestLogWriterFlushContext(t *testing.T) {
-	st := &fakeStore{block: make(chan struct{})}
-	log, _ := testLogger()
-	w := NewRequestLogWriter(st, log)
-	w.Record(newLog("m", 0))
-	ctx, cancel := context.WithCancel(context.Background())
-	cancel()
-	w.Flush(ctx) // returns
-	close(st.block)
-	w.Close()
-}
-
 // LogRequests records what the API needs to show a request (method, path,
 // status, key, bodies with secrets redacted) and never its headers; and
 // whatever bytes a client sends, the log can be stored on both databases.
 func TestLogRequests(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		log, buf := testLogger()
-		w := NewRequestLogWriter(db, log)
+		w := service.NewRequestLogWriter(db, log)
 		defer w.Close()
 		clk := clock.NewFake(t0)
 		key := &checkout.APIKey{ID: "key_0123", MerchantID: checkout.NewStoreID(), Mode: checkout.ModeLive}
@@ -229,7 +124,7 @@ func TestLogRequests(t *testing.T) {
 				r.Header.Set("Authorization", "Bearer "+secret)
 				r.Header.Set("X-Custom", "header-value")
 				id := checkout.NewRequestID()
-				r = r.WithContext(context.WithValue(context.WithValue(r.Context(), keyCtx{}, key), requestIDKey{}, id))
+				r = r.WithContext(web.WithID(context.WithValue(r.Context(), keyCtx{}, key), id))
 				rec := httptest.NewRecorder()
 				h.ServeHTTP(rec, r)
 				w.Flush(context.Background())
@@ -260,7 +155,7 @@ func TestLogRequests(t *testing.T) {
 func TestLogRequestsUnreadBody(t *testing.T) {
 	st := &fakeStore{}
 	log, _ := testLogger()
-	w := NewRequestLogWriter(st, log)
+	w := service.NewRequestLogWriter(st, log)
 	defer w.Close()
 	key := &checkout.APIKey{ID: "key_0123", MerchantID: checkout.NewStoreID(), Mode: checkout.ModeTest}
 	h := LogRequests(w, clock.NewFake(t0).Now, http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {

@@ -29,8 +29,7 @@ import (
 type Config struct {
 	// Store is the opened database. The caller closes it after Close.
 	Store *store.DB
-	// WrapStore, when set, stands between the service and dispatcher and
-	// the database: how tests make the store fail without a switch in
+	// WrapStore, when set, stands between the service and the database: how tests make the store fail without a switch in
 	// production code.
 	WrapStore func(checkout.Store) checkout.Store
 	Logger    *slog.Logger
@@ -78,7 +77,7 @@ const (
 type App struct {
 	Service     *service.Service
 	Dispatcher  *webhook.Dispatcher
-	RequestLogs *api.RequestLogWriter
+	RequestLogs *service.RequestLogWriter
 	Jobs        []jobs.Job
 	Metrics     *metrics.Registry
 	Handler     http.Handler
@@ -106,7 +105,7 @@ func New(cfg Config) *App {
 	}
 	a := &App{log: cfg.Logger}
 	a.Dispatcher = webhook.New(webhook.Config{
-		Store:       st,
+		Store:       cfg.Store,
 		Client:      webhook.NewClient(webhook.ClientConfig{Guard: guard, RootCAs: cfg.RootCAs}),
 		Now:         cfg.Now,
 		Logger:      cfg.Logger,
@@ -119,7 +118,7 @@ func New(cfg Config) *App {
 		URLs: guard, Notify: a.Dispatcher.Wake, Processors: cfg.Processors,
 	}
 	a.Service = service.New(sc)
-	a.RequestLogs = api.NewRequestLogWriter(cfg.Store, cfg.Logger)
+	a.RequestLogs = service.NewRequestLogWriter(cfg.Store, cfg.Logger)
 	svc := a.Service
 	a.Jobs = []jobs.Job{
 		{Name: "expire-sessions", Interval: or(cfg.ExpiryInterval, DefaultExpiryInterval), Counts: &jobs.Counts{},

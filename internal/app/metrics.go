@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/checkoutd/checkoutd/checkout"
-	"github.com/checkoutd/checkoutd/internal/api"
 	"github.com/checkoutd/checkoutd/internal/jobs"
 	"github.com/checkoutd/checkoutd/internal/metrics"
 	"github.com/checkoutd/checkoutd/internal/service"
@@ -21,7 +20,7 @@ type observed struct {
 	store      *store.DB
 	service    *service.Service
 	dispatcher *webhook.Dispatcher
-	logs       *api.RequestLogWriter
+	logs       *service.RequestLogWriter
 	jobs       []jobs.Job
 	started    time.Time
 }

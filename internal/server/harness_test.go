@@ -20,11 +20,11 @@ import (
 	"github.com/getkin/kin-openapi/routers/gorillamux"
 
 	"github.com/checkoutd/checkoutd/checkout"
-	"github.com/checkoutd/checkoutd/internal/api"
 	"github.com/checkoutd/checkoutd/internal/app"
 	"github.com/checkoutd/checkoutd/internal/clock"
 	"github.com/checkoutd/checkoutd/internal/service"
 	"github.com/checkoutd/checkoutd/internal/store"
+	"github.com/checkoutd/checkoutd/internal/web"
 	"github.com/checkoutd/checkoutd/openapi"
 )
 
@@ -42,7 +42,7 @@ type harness struct {
 	db    *store.DB
 	clock *clock.Fake
 	svc   *service.Service
-	logs  *api.RequestLogWriter
+	logs  *service.RequestLogWriter
 	srv   *httptest.Server
 	// cacheClock drives the key and store caches (real-time staleness).
 	cacheClock *clock.Fake
@@ -72,7 +72,7 @@ func newHarness(t *testing.T, db *store.DB, opts ...harnessOptions) *harness {
 	clk := clock.NewFake(t0)
 	cacheClk := clock.NewFake(t0)
 	logBuf := &syncBuffer{}
-	log := slog.New(api.LogHandler{Handler: slog.NewTextHandler(logBuf, &slog.HandlerOptions{Level: slog.LevelDebug})})
+	log := slog.New(web.LogHandler{Handler: slog.NewTextHandler(logBuf, &slog.HandlerOptions{Level: slog.LevelDebug})})
 	a := app.New(app.Config{
 		Store: db, WrapStore: o.wrapStore, Logger: log,
 		Now: clk.Now, CacheNow: cacheClk.Now, CheckoutBaseURL: checkoutBase,

@@ -11,7 +11,7 @@ import (
 
 	"github.com/getkin/kin-openapi/openapi3"
 
-	"github.com/checkoutd/checkoutd/internal/api"
+	"github.com/checkoutd/checkoutd/internal/web"
 	"github.com/checkoutd/checkoutd/openapi"
 )
 
@@ -42,7 +42,7 @@ func TestOpenAPIDescribesEveryErrorCode(t *testing.T) {
 	if specErr != nil {
 		t.Fatalf("OpenAPI document: %v", specErr)
 	}
-	codes := api.ErrorCodes()
+	codes := web.ErrorCodes()
 	slices.Sort(codes)
 
 	var enum []string
@@ -57,7 +57,7 @@ func TestOpenAPIDescribesEveryErrorCode(t *testing.T) {
 	documented := map[string][]string{} // code → "status where"
 	add := func(status int, where string, resp *openapi3.Response) {
 		for _, c := range codesOf(resp) {
-			if want := api.StatusOf(c); want != status {
+			if want := web.StatusOf(c); want != status {
 				t.Errorf("%s documents %s under %d; the API answers it with %d", where, c, status, want)
 			}
 			documented[c] = append(documented[c], strconv.Itoa(status)+" "+where)
@@ -79,7 +79,7 @@ func TestOpenAPIDescribesEveryErrorCode(t *testing.T) {
 	}
 	for _, c := range codes {
 		if len(documented[c]) == 0 {
-			t.Errorf("no response of the document allows %s (%d %s)", c, api.StatusOf(c), http.StatusText(api.StatusOf(c)))
+			t.Errorf("no response of the document allows %s (%d %s)", c, web.StatusOf(c), http.StatusText(web.StatusOf(c)))
 		}
 	}
 

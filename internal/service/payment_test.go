@@ -198,8 +198,8 @@ func TestPayByCardTestCards(t *testing.T) {
 			if p := out.Payment; p.Status != checkout.PaymentFailed || *p.FailureCode != code || p.Fee != 0 || *p.CardLast4 != number[12:] {
 				t.Errorf("PayByCard(%s): payment %s, code %v, fee %d; want failed with %s", number, p.Status, p.FailureCode, p.Fee, code)
 			}
-			if got := f.reload(t, s.ID); got.Status != checkout.StatusOpen || got.PaymentInProgress || got.PaymentID != nil {
-				t.Fatalf("after %s the session is %s, in progress %v; want open and free for another try", number, got.Status, got.PaymentInProgress)
+			if got := f.reload(t, s.ID); got.Status != checkout.StatusOpen || got.PaymentInProgress() || got.PaymentID != nil {
+				t.Fatalf("after %s the session is %s, in progress %v; want open and free for another try", number, got.Status, got.PaymentInProgress())
 			}
 		}
 		if ev := f.eventCounts(t, s.ID); ev[checkout.EventPaymentFailed] != len(declines) || ev[checkout.EventCheckoutCompleted] != 0 {
@@ -809,8 +809,8 @@ func TestChargeNeverReceived(t *testing.T) {
 		if len(failed) != 1 || *failed[0].FailureCode != checkout.FailProcessingError {
 			t.Fatalf("payments = %v; want one failed with processing_error", f.payments(t, s.ID))
 		}
-		if got := f.reload(t, s.ID); got.PaymentInProgress || got.Status != checkout.StatusOpen {
-			t.Errorf("session = %s, in progress %v; want open and free", got.Status, got.PaymentInProgress)
+		if got := f.reload(t, s.ID); got.PaymentInProgress() || got.Status != checkout.StatusOpen {
+			t.Errorf("session = %s, in progress %v; want open and free", got.Status, got.PaymentInProgress())
 		}
 		if _, err := f.svc.PayByCard(ctx, s.ID, card("4242424242424242")); err != nil {
 			t.Errorf("paying again = %v", err)

@@ -61,6 +61,15 @@ type DB struct {
 	stmts   stmtCache
 	errs    struct{ unavailable, canceled, other atomic.Int64 }
 	closed  atomic.Bool
+
+	// claimHook, when set (by tests), runs in DeliveryClaim between
+	// reading the candidates and leasing them.
+	claimHook func()
+	// purgeBatch, when set (by tests), replaces the constant purgeBatch;
+	// purgeHook, when set, runs after each batch a purge deletes, with no
+	// transaction open.
+	purgeBatch int
+	purgeHook  func(table string, deleted int64)
 }
 
 var _ checkout.Store = (*DB)(nil)
@@ -186,7 +195,9 @@ type Tx struct {
 var _ checkout.Tx = (*Tx)(nil)
 
 // Migrate applies the migrations not applied yet, in order, in one
-// transaction, and returns how many it applied.
+// transaction, and returns how many it applied. It refuses, applying
+// nothing, when a migration is missing below the last one applied (applied
+// 1, 2 and 4, and 3 not): that database was migrated by another build.
 func (db *DB) Migrate(ctx context.Context) (int, error) {
 	names, err := fs.Glob(db.dialect.Migrations, "*.sql")
 	if err != nil {
@@ -206,9 +217,9 @@ func (db *DB) Migrate(ctx context.Context) (int, error) {
 	if _, err := tx.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (version BIGINT PRIMARY KEY, name TEXT NOT NULL)`); err != nil {
 		return 0, fmt.Errorf("create schema_migrations: %w", err)
 	}
-	var current int64
-	if err := tx.QueryRowContext(ctx, `SELECT COALESCE(MAX(version), 0) FROM schema_migrations`).Scan(&current); err != nil {
-		return 0, fmt.Errorf("read schema version: %w", err)
+	done, current, err := appliedMigrations(ctx, tx)
+	if err != nil {
+		return 0, err
 	}
 	applied := 0
 	for _, name := range names {
@@ -217,8 +228,14 @@ func (db *DB) Migrate(ctx context.Context) (int, error) {
 		if !ok || err != nil {
 			return 0, fmt.Errorf("migration %s: name must be NNNN_name.sql", name)
 		}
-		if version <= current {
+		if done[version] {
 			continue
+		}
+		if version < current {
+			// Applying it now would run it after migrations written to
+			// follow it; skipping it would leave the schema without it.
+			return 0, fmt.Errorf("migration %s is not applied, but migration %d, which follows it, is: "+
+				"the database was migrated by a build without it; refusing to start (apply it by hand or restore a backup)", name, current)
 		}
 		body, err := fs.ReadFile(db.dialect.Migrations, name)
 		if err != nil {
@@ -236,4 +253,27 @@ func (db *DB) Migrate(ctx context.Context) (int, error) {
 		return 0, db.translate(err)
 	}
 	return applied, nil
+}
+
+// appliedMigrations returns the versions recorded in schema_migrations and
+// the highest of them (0 when none).
+func appliedMigrations(ctx context.Context, tx *sql.Tx) (map[int64]bool, int64, error) {
+	rows, err := tx.QueryContext(ctx, `SELECT version FROM schema_migrations`)
+	if err != nil {
+		return nil, 0, fmt.Errorf("read schema versions: %w", err)
+	}
+	defer rows.Close()
+	done := map[int64]bool{}
+	var current int64
+	for rows.Next() {
+		var v int64
+		if err := rows.Scan(&v); err != nil {
+			return nil, 0, fmt.Errorf("read schema versions: %w", err)
+		}
+		done[v], current = true, max(current, v)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, 0, fmt.Errorf("read schema versions: %w", err)
+	}
+	return done, current, nil
 }

@@ -1,4 +1,4 @@
-package api
+package web
 
 import (
 	"bytes"
@@ -92,8 +92,9 @@ func WriteError(w http.ResponseWriter, r *http.Request, err error) {
 	}{false, body})
 }
 
-// writeData writes {"ok": true, "data": data} with status.
-func writeData(w http.ResponseWriter, status int, data json.RawMessage) {
+// WriteRawData writes {"ok": true, "data": data} with status, data being
+// JSON already encoded (a stored session, replayed as it was first sent).
+func WriteRawData(w http.ResponseWriter, status int, data json.RawMessage) {
 	var b bytes.Buffer
 	b.Grow(len(data) + 24)
 	b.WriteString(`{"ok":true,"data":`)
@@ -108,7 +109,7 @@ func WriteData(w http.ResponseWriter, status int, v any) {
 	if err != nil {
 		panic(err) // a value of ours that cannot be encoded is a bug
 	}
-	writeData(w, status, data)
+	WriteRawData(w, status, data)
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {
