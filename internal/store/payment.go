@@ -174,14 +174,15 @@ func (db *DB) PaymentListBySession(ctx context.Context, sessionID string) ([]*ch
 }
 
 // PaymentListDue returns at most limit payments whose due time has come,
-// the longest due first.
+// the longest due first. The payments job reads it: a payment that cannot
+// be read is skipped (collectSkipping).
 func (db *DB) PaymentListDue(ctx context.Context, now time.Time, limit int) ([]*checkout.Payment, error) {
 	rows, err := db.readRows(ctx, `SELECT `+paymentColumns+` FROM payments WHERE due_at IS NOT NULL AND due_at <= $1 ORDER BY due_at LIMIT $2`,
 		now.UnixMilli(), limit)
 	if err != nil {
 		return nil, db.translate(err)
 	}
-	return db.scanPayments(rows)
+	return collectSkipping(db, rows, "payments", scanPayment)
 }
 
 func (db *DB) scanPayments(rows *sql.Rows) ([]*checkout.Payment, error) {
