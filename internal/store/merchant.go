@@ -11,16 +11,6 @@ import (
 	"github.com/checkoutd/checkoutd/checkout"
 )
 
-// queryer is what *sql.DB and *sql.Tx share.
-type queryer interface {
-	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
-	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
-	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
-}
-
-// scanner is what *sql.Row and *sql.Rows share.
-type scanner interface{ Scan(dest ...any) error }
-
 const merchantColumns = `id, name, currency, website, statement_descriptor, created_at, pricing`
 
 func scanMerchant(row scanner) (*checkout.Merchant, error) {
@@ -78,57 +68,4 @@ func (tx *Tx) MerchantInsert(ctx context.Context, m *checkout.Merchant) error {
 	_, err = tx.exec(ctx, `INSERT INTO stores (`+merchantColumns+`) VALUES ($1, $2, $3, $4, $5, $6, $7)`,
 		m.ID, m.Name, m.Currency, m.Website, m.StatementDescriptor, m.CreatedAt.Unix(), pricing)
 	return tx.db.translate(err)
-}
-
-// collect scans every row and closes rows.
-func collect[T any](db *DB, rows *sql.Rows, scan func(scanner) (T, error)) ([]T, error) {
-	defer rows.Close()
-	var out []T
-	for rows.Next() {
-		v, err := scan(rows)
-		if err != nil {
-			return nil, db.translate(err)
-		}
-		out = append(out, v)
-	}
-	return out, db.translate(rows.Err())
-}
-
-// collectSkipping scans every row and closes rows, like collect, but skips
-// a row that cannot be decoded (invalid JSON in a column, a value of the
-// wrong type): it logs the row's id (the first column) at error level,
-// counts it in Stats.RowsSkipped and carries on. Lists read by background
-// jobs use it, so that one bad row does not stop a job for every other row.
-func collectSkipping[T any](db *DB, rows *sql.Rows, table string, scan func(scanner) (T, error)) ([]T, error) {
-	defer rows.Close()
-	var out []T
-	for rows.Next() {
-		v, err := scan(rows)
-		if err != nil {
-			db.skipped.Add(1)
-			db.logger().Error("skipped an unreadable row", "table", table, "id", rowID(rows), "err", err)
-			continue
-		}
-		out = append(out, v)
-	}
-	return out, db.translate(rows.Err())
-}
-
-// rowID returns the first column of the current row as text, whatever the
-// others hold, or "" when even that cannot be read.
-func rowID(rows *sql.Rows) string {
-	cols, err := rows.Columns()
-	if err != nil || len(cols) == 0 {
-		return ""
-	}
-	var id string
-	dest := make([]any, len(cols))
-	dest[0] = &id
-	for i := 1; i < len(dest); i++ {
-		dest[i] = new(any)
-	}
-	if rows.Scan(dest...) != nil {
-		return ""
-	}
-	return id
 }

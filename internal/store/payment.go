@@ -65,21 +65,6 @@ func paymentArgs(p *checkout.Payment) ([]any, error) {
 		unixMilliPtr(p.DueAt), p.CreatedAt.UnixMilli(), p.UpdatedAt.UnixMilli(), unixPtr(p.SucceededAt), txHash}, nil
 }
 
-func msPtr(v sql.NullInt64) *time.Time {
-	if !v.Valid {
-		return nil
-	}
-	t := time.UnixMilli(v.Int64)
-	return &t
-}
-
-func unixMilliPtr(t *time.Time) any {
-	if t == nil {
-		return nil
-	}
-	return t.UnixMilli()
-}
-
 func paymentNotFound(id string) error {
 	return checkout.Errorf(checkout.ENotFound, "No such payment: %s.", id)
 }

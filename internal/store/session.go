@@ -104,10 +104,3 @@ func (tx *Tx) SessionUpdate(ctx context.Context, s *checkout.Session) error {
 	}
 	return nil
 }
-
-func boolInt(b bool) int {
-	if b {
-		return 1
-	}
-	return 0
-}
