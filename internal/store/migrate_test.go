@@ -66,6 +66,16 @@ func TestMigrateCryptoTxHash(t *testing.T) {
 			}
 			// (Each migration after 4 is undone here too.)
 			for _, q := range []string{
+				`ALTER TABLE deliveries RENAME COLUMN next_attempt_at_ms TO next_attempt_at`,
+				`ALTER TABLE deliveries RENAME COLUMN lease_until_ms TO lease_until`,
+				`ALTER TABLE deliveries RENAME COLUMN created_at_ms TO created_at`,
+				`ALTER TABLE deliveries RENAME COLUMN updated_at_ms TO updated_at`,
+				`ALTER TABLE delivery_attempts RENAME COLUMN started_at_ms TO started_at`,
+				`ALTER TABLE payments RENAME COLUMN due_at_ms TO due_at`,
+				`ALTER TABLE payments RENAME COLUMN created_at_ms TO created_at`,
+				`ALTER TABLE payments RENAME COLUMN updated_at_ms TO updated_at`,
+				`ALTER TABLE crypto_quotes RENAME COLUMN created_at_ms TO created_at`,
+				`ALTER TABLE request_logs RENAME COLUMN created_at_ms TO created_at`,
 				`ALTER TABLE sessions ADD COLUMN payment_in_progress INTEGER NOT NULL DEFAULT 0`,
 				`ALTER TABLE idempotency_keys ADD COLUMN status_code INTEGER NOT NULL DEFAULT 201`,
 				`DROP INDEX deliveries_pending_endpoint`,

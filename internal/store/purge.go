@@ -53,7 +53,7 @@ func (db *DB) purgeWhere(ctx context.Context, table, key, where string, arg any)
 
 // RequestLogPurge deletes logs created before t, in batches.
 func (db *DB) RequestLogPurge(ctx context.Context, before time.Time) (int64, error) {
-	return db.purgeWhere(ctx, "request_logs", "request_id", "created_at < $1", before.UnixMilli())
+	return db.purgeWhere(ctx, "request_logs", "request_id", "created_at_ms < $1", before.UnixMilli())
 }
 
 // IdempotencyPurge deletes records created before t, in batches.
@@ -70,7 +70,7 @@ func (db *DB) EventPurge(ctx context.Context, before time.Time) (int64, error) {
 		var n int64
 		err := db.InTx(ctx, func(t checkout.Tx) error {
 			tx := t.(*Tx)
-			rows, err := tx.rows(ctx, `SELECT id FROM deliveries WHERE created_at < $1 AND status <> 'pending' LIMIT $2`, ms, limit)
+			rows, err := tx.rows(ctx, `SELECT id FROM deliveries WHERE created_at_ms < $1 AND status <> 'pending' LIMIT $2`, ms, limit)
 			if err != nil {
 				return err
 			}
