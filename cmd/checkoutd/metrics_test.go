@@ -79,6 +79,7 @@ func TestServeMetrics(t *testing.T) {
 			{"checkoutd_request_logs_dropped_total", nil, 0},
 			{"checkoutd_job_failures_total", nil, 0},
 			{"checkoutd_db_errors_total", nil, 0},
+			{"checkoutd_store_rows_skipped_total", nil, 0},
 		} {
 			if got, n := m.Sum(tt.name, tt.pairs...); got != tt.want || n == 0 {
 				t.Errorf("%s%v = %v (%d series); want %v", tt.name, tt.pairs, got, n, tt.want)

@@ -91,6 +91,9 @@ func New(cfg Config) *App {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
+	if cfg.Store != nil {
+		cfg.Store.SetLogger(cfg.Logger)
+	}
 	now := cfg.Now
 	if now == nil {
 		now = time.Now

@@ -103,6 +103,8 @@ func newMetrics(o observed) *metrics.Registry {
 			emit(float64(s.Canceled), "canceled")
 			emit(float64(s.Other), "other")
 		})
+	r.Value("checkoutd_store_rows_skipped_total", "Rows a background job's list skipped because they could not be read (each logged at error level with its id).",
+		counter, func() float64 { return float64(o.store.Stats().RowsSkipped) })
 	r.Func("checkoutd_db_connections", "Open database connections, by pool and state (in_use, idle).",
 		gauge, []string{"pool", "state"}, func(_ context.Context, emit metrics.Emit) {
 			for _, p := range o.store.Stats().Pools {

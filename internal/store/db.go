@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"log/slog"
 	"slices"
 	"strconv"
 	"strings"
@@ -60,6 +61,8 @@ type DB struct {
 	read    *sql.DB
 	stmts   stmtCache
 	errs    struct{ unavailable, canceled, other atomic.Int64 }
+	skipped atomic.Int64 // unreadable rows skipped (collectSkipping)
+	log     atomic.Pointer[slog.Logger]
 	closed  atomic.Bool
 
 	// claimHook, when set (by tests), runs in DeliveryClaim between
@@ -77,6 +80,17 @@ var _ checkout.Store = (*DB)(nil)
 // New returns a store over the pools, which it closes on Close.
 func New(d Dialect, write, read *sql.DB) *DB {
 	return &DB{dialect: d, write: write, read: read, stmts: stmtCache{off: !d.CacheStatements}}
+}
+
+// SetLogger sets the logger of the problems the store works around (a row
+// it cannot read and skips); slog.Default() until it is set.
+func (db *DB) SetLogger(l *slog.Logger) { db.log.Store(l) }
+
+func (db *DB) logger() *slog.Logger {
+	if l := db.log.Load(); l != nil {
+		return l
+	}
+	return slog.Default()
 }
 
 // Dialect returns the name of the database: "sqlite" or "postgres".
@@ -139,6 +153,10 @@ type Stats struct {
 	// internal error). A conflict or a row not found is an answer, not an
 	// error, and is not counted.
 	Unavailable, Canceled, Other int64
+	// RowsSkipped counts the rows that lists read by background jobs
+	// skipped because they could not be decoded (each is logged with its
+	// id): a background job carries on with the other rows.
+	RowsSkipped int64
 	// Pools are the connection pools: "write" and "read" on SQLite, one
 	// "main" pool on PostgreSQL.
 	Pools []PoolStats
@@ -156,6 +174,7 @@ func (db *DB) Stats() Stats {
 		Unavailable: db.errs.unavailable.Load(),
 		Canceled:    db.errs.canceled.Load(),
 		Other:       db.errs.other.Load(),
+		RowsSkipped: db.skipped.Load(),
 	}
 	if db.read == db.write {
 		s.Pools = []PoolStats{{"main", db.write.Stats()}}

@@ -65,21 +65,6 @@ func paymentArgs(p *checkout.Payment) ([]any, error) {
 		unixMilliPtr(p.DueAt), p.CreatedAt.UnixMilli(), p.UpdatedAt.UnixMilli(), unixPtr(p.SucceededAt), txHash}, nil
 }
 
-func msPtr(v sql.NullInt64) *time.Time {
-	if !v.Valid {
-		return nil
-	}
-	t := time.UnixMilli(v.Int64)
-	return &t
-}
-
-func unixMilliPtr(t *time.Time) any {
-	if t == nil {
-		return nil
-	}
-	return t.UnixMilli()
-}
-
 func paymentNotFound(id string) error {
 	return checkout.Errorf(checkout.ENotFound, "No such payment: %s.", id)
 }
@@ -174,14 +159,15 @@ func (db *DB) PaymentListBySession(ctx context.Context, sessionID string) ([]*ch
 }
 
 // PaymentListDue returns at most limit payments whose due time has come,
-// the longest due first.
+// the longest due first. The payments job reads it: a payment that cannot
+// be read is skipped (collectSkipping).
 func (db *DB) PaymentListDue(ctx context.Context, now time.Time, limit int) ([]*checkout.Payment, error) {
 	rows, err := db.readRows(ctx, `SELECT `+paymentColumns+` FROM payments WHERE due_at_ms IS NOT NULL AND due_at_ms <= $1 ORDER BY due_at_ms LIMIT $2`,
 		now.UnixMilli(), limit)
 	if err != nil {
 		return nil, db.translate(err)
 	}
-	return db.scanPayments(rows)
+	return collectSkipping(db, rows, "payments", scanPayment)
 }
 
 func (db *DB) scanPayments(rows *sql.Rows) ([]*checkout.Payment, error) {

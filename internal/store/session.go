@@ -52,7 +52,8 @@ func (db *DB) SessionGet(ctx context.Context, id string) (*checkout.Session, err
 	return s, db.translate(err)
 }
 
-// SessionListDue returns open sessions due to expire at now.
+// SessionListDue returns open sessions due to expire at now. The expiry job
+// reads it: a session that cannot be read is skipped (collectSkipping).
 func (db *DB) SessionListDue(ctx context.Context, now time.Time, limit int) ([]*checkout.Session, error) {
 	rows, err := db.readRows(ctx, `SELECT `+sessionColumns+` FROM sessions
 		WHERE status = 'open' AND expires_at <= $1 AND active_payment_id IS NULL
@@ -60,7 +61,7 @@ func (db *DB) SessionListDue(ctx context.Context, now time.Time, limit int) ([]*
 	if err != nil {
 		return nil, db.translate(err)
 	}
-	return collect(db, rows, scanSession)
+	return collectSkipping(db, rows, "sessions", scanSession)
 }
 
 // SessionInsert stores a new session.
@@ -102,11 +103,4 @@ func (tx *Tx) SessionUpdate(ctx context.Context, s *checkout.Session) error {
 		return sessionNotFound(s.ID)
 	}
 	return nil
-}
-
-func boolInt(b bool) int {
-	if b {
-		return 1
-	}
-	return 0
 }
