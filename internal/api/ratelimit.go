@@ -3,7 +3,6 @@ package api
 import (
 	"math"
 	"net/http"
-	"strconv"
 	"sync"
 	"time"
 
@@ -70,9 +69,9 @@ func Limit(l *RateLimiter, next http.Handler) http.Handler {
 		key := KeyFrom(r.Context())
 		if ok, wait := l.Allow(key.ID); !ok {
 			secs := max(1, int(math.Ceil(wait.Seconds())))
-			w.Header().Set("Retry-After", strconv.Itoa(secs))
-			web.WriteError(w, r, checkout.Errorf(checkout.ERateLimited,
-				"Too many requests with this API key; retry after %d seconds.", secs))
+			err := checkout.Errorf(checkout.ERateLimited, "Too many requests with this API key; retry after %d seconds.", secs)
+			err.RetryAfter = time.Duration(secs) * time.Second
+			web.WriteError(w, r, err)
 			return
 		}
 		next.ServeHTTP(w, r)

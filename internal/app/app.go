@@ -58,6 +58,9 @@ type Config struct {
 	// bursts of RateBurst.
 	RateLimit float64
 	RateBurst int
+	// AuthFailureLimit is how many failed authentications a client (an
+	// address) may make per minute before it is refused 429 (0: no limit).
+	AuthFailureLimit int
 	// HideMetrics leaves /metrics off Handler (server.Deps.HideMetrics).
 	HideMetrics bool
 
@@ -133,13 +136,14 @@ func New(cfg Config) *App {
 	}
 	a.Metrics = newMetrics(observed{store: cfg.Store, service: svc, dispatcher: a.Dispatcher, logs: a.RequestLogs, jobs: a.Jobs, started: time.Now()})
 	a.Handler = server.New(server.Deps{
-		Service:     svc,
-		Logger:      cfg.Logger,
-		Now:         cfg.Now,
-		RateLimiter: api.NewRateLimiter(cfg.RateLimit, cfg.RateBurst, cfg.Now),
-		RequestLogs: a.RequestLogs,
-		Metrics:     a.Metrics,
-		HideMetrics: cfg.HideMetrics,
+		Service:      svc,
+		Logger:       cfg.Logger,
+		Now:          cfg.Now,
+		RateLimiter:  api.NewRateLimiter(cfg.RateLimit, cfg.RateBurst, cfg.Now),
+		AuthFailures: api.NewFailureLimiter(cfg.AuthFailureLimit, time.Minute, cfg.Now),
+		RequestLogs:  a.RequestLogs,
+		Metrics:      a.Metrics,
+		HideMetrics:  cfg.HideMetrics,
 	})
 	return a
 }

@@ -57,6 +57,9 @@ type harness struct {
 type harnessOptions struct {
 	rateLimit float64
 	rateBurst int
+	// authFailureLimit is failed authentications per client per minute;
+	// 0 leaves them unlimited.
+	authFailureLimit int
 	// wrapStore, when set, stands between the service and the database:
 	// how a test makes the store fail or panic without a switch in
 	// production code.
@@ -76,7 +79,7 @@ func newHarness(t *testing.T, db *store.DB, opts ...harnessOptions) *harness {
 	a := app.New(app.Config{
 		Store: db, WrapStore: o.wrapStore, Logger: log,
 		Now: clk.Now, CacheNow: cacheClk.Now, CheckoutBaseURL: checkoutBase,
-		RateLimit: o.rateLimit, RateBurst: o.rateBurst,
+		RateLimit: o.rateLimit, RateBurst: o.rateBurst, AuthFailureLimit: o.authFailureLimit,
 	})
 	t.Cleanup(a.Close)
 	h := &harness{t: t, db: db, clock: clk, cacheClock: cacheClk, svc: a.Service, logs: a.RequestLogs, logBuf: logBuf}

@@ -21,7 +21,10 @@ type Deps struct {
 	Logger      *slog.Logger
 	Now         clock.Func
 	RateLimiter *api.RateLimiter
-	RequestLogs *service.RequestLogWriter
+	// AuthFailures limits failed authentications per client; no limit
+	// when nil.
+	AuthFailures *api.FailureLimiter
+	RequestLogs  *service.RequestLogWriter
 	// Metrics is the registry that /metrics serves; the server adds the
 	// series of its requests to it. A registry of its own when nil.
 	Metrics *metrics.Registry

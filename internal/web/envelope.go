@@ -6,6 +6,7 @@ import (
 	"errors"
 	"net/http"
 	"strconv"
+	"time"
 
 	"github.com/checkoutd/checkoutd/checkout"
 )
@@ -73,8 +74,8 @@ func WriteError(w http.ResponseWriter, r *http.Request, err error) {
 	if status >= 500 {
 		Logger(r.Context()).ErrorContext(r.Context(), "request failed", "code", ce.Code, "err", err)
 	}
-	if ce.Code == checkout.EUnavailable {
-		w.Header().Set("Retry-After", "5")
+	if ce.Code == checkout.EUnavailable || ce.Code == checkout.ERateLimited {
+		w.Header().Set("Retry-After", strconv.Itoa(retryAfterSeconds(ce)))
 	}
 	body := errorBody{
 		Code:      ce.Code,
@@ -90,6 +91,20 @@ func WriteError(w http.ResponseWriter, r *http.Request, err error) {
 		OK    bool      `json:"ok"`
 		Error errorBody `json:"error"`
 	}{false, body})
+}
+
+// DefaultRetryAfter is what Retry-After says on a service_unavailable
+// answer whose error does not say better: the database unreachable.
+const DefaultRetryAfter = 5 * time.Second
+
+// retryAfterSeconds is ce.RetryAfter in whole seconds, rounded up, at least
+// 1 (Retry-After has no fractions, and 0 invites a client to hammer).
+func retryAfterSeconds(ce *checkout.Error) int {
+	d := ce.RetryAfter
+	if d <= 0 {
+		d = DefaultRetryAfter
+	}
+	return max(1, int((d+time.Second-1)/time.Second))
 }
 
 // WriteRawData writes {"ok": true, "data": data} with status, data being
