@@ -207,7 +207,7 @@ func TestRegisterMistakesPanic(t *testing.T) {
 }
 
 // The parser the tests rely on refuses what a correct writer never
-// produces.
+// produces: what expfmt refuses, and what metricstest checks on top of it.
 func TestParseRefuses(t *testing.T) {
 	bad := map[string]string{
 		"no TYPE":             "x 1\n",
@@ -224,6 +224,11 @@ func TestParseRefuses(t *testing.T) {
 		"histogram decreases": "# TYPE h histogram\nh_bucket{le=\"1\"} 2\nh_bucket{le=\"+Inf\"} 1\nh_sum 1\nh_count 1\n",
 		"histogram count":     "# TYPE h histogram\nh_bucket{le=\"+Inf\"} 2\nh_sum 1\nh_count 1\n",
 		"histogram no sum":    "# TYPE h histogram\nh_bucket{le=\"+Inf\"} 1\nh_count 1\n",
+		"histogram sum twice": "# TYPE h histogram\nh_bucket{le=\"+Inf\"} 1\nh_sum 1\nh_sum 2\nh_count 1\n",
+		"histogram bare name": "# TYPE h histogram\nh 1\nh_bucket{le=\"+Inf\"} 1\nh_sum 1\nh_count 1\n",
+		"bucket twice":        "# TYPE h histogram\nh_bucket{le=\"+Inf\"} 1\nh_bucket{le=\"+Inf\"} 1\nh_sum 1\nh_count 1\n",
+		"duplicate labels":    "# TYPE x gauge\nx{a=\"1\",b=\"2\"} 1\nx{b=\"2\",a=\"1\"} 2\n",
+		"untyped":             "# TYPE x untyped\nx 1\n",
 	}
 	for name, text := range bad {
 		if _, err := metricstest.Parse(text); err == nil {

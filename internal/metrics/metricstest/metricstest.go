@@ -1,20 +1,24 @@
-// Package metricstest parses the Prometheus text exposition format (version
-// 0.0.4) strictly, for tests that scrape /metrics. It is written from the
-// format's description, apart from the writer in package metrics, and
-// refuses what a Prometheus server would refuse, and a few things it would
-// accept but no correct writer produces (a family's samples split up, a
-// sample before its TYPE, a histogram whose buckets decrease or whose +Inf
-// bucket differs from its count).
+// Package metricstest reads the Prometheus text exposition format (version
+// 0.0.4) for tests that scrape /metrics. The format is parsed by the
+// reference implementation, prometheus/common's expfmt, apart from the writer
+// in package metrics; on top of it Parse refuses what expfmt leaves to its
+// callers and no correct writer produces: a sample without a TYPE, a series
+// written twice, a family's samples split up, a histogram without its _sum
+// or _count, whose buckets decrease, or whose +Inf bucket differs from its
+// count.
 package metricstest
 
 import (
 	"fmt"
 	"math"
-	"regexp"
 	"slices"
 	"sort"
 	"strconv"
 	"strings"
+
+	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
 )
 
 // Sample is one line of a scrape.
@@ -32,221 +36,195 @@ type Scrape struct {
 	Help  map[string]string
 }
 
-var (
-	nameRe  = regexp.MustCompile(`^[a-zA-Z_:][a-zA-Z0-9_:]*`)
-	labelRe = regexp.MustCompile(`^[a-zA-Z_][a-zA-Z0-9_]*`)
-)
-
 // Parse parses text, which must be a whole, valid exposition.
 func Parse(text string) (*Scrape, error) {
-	s := &Scrape{Types: map[string]string{}, Help: map[string]string{}}
-	if text != "" && !strings.HasSuffix(text, "\n") {
-		return nil, fmt.Errorf("the exposition does not end with a line feed")
-	}
-	done := map[string]bool{} // families whose samples have ended
-	current := ""
-	seen := map[string]bool{} // series, by name and sorted labels
-	for i, line := range strings.Split(strings.TrimSuffix(text, "\n"), "\n") {
-		fail := func(format string, args ...any) error {
-			return fmt.Errorf("line %d %q: %s", i+1, line, fmt.Sprintf(format, args...))
-		}
-		switch {
-		case strings.TrimSpace(line) == "":
-			continue
-		case strings.HasPrefix(line, "# HELP ") || strings.HasPrefix(line, "# TYPE "):
-			kind := line[2:6]
-			rest := line[7:]
-			name := nameRe.FindString(rest)
-			if name == "" || (len(rest) > len(name) && rest[len(name)] != ' ') {
-				return nil, fail("no metric name")
-			}
-			value := strings.TrimPrefix(rest[len(name):], " ")
-			if done[name] || current == name {
-				return nil, fail("%s of %s after its samples", kind, name)
-			}
-			if kind == "HELP" {
-				if _, dup := s.Help[name]; dup {
-					return nil, fail("second HELP of %s", name)
-				}
-				h, err := unescape(value, false)
-				if err != nil {
-					return nil, fail("%v", err)
-				}
-				s.Help[name] = h
-				continue
-			}
-			if _, dup := s.Types[name]; dup {
-				return nil, fail("second TYPE of %s", name)
-			}
-			switch value {
-			case "counter", "gauge", "histogram", "summary", "untyped":
-			default:
-				return nil, fail("unknown type %q", value)
-			}
-			s.Types[name] = value
-		case strings.HasPrefix(line, "#"):
-			continue // a comment
-		default:
-			sm, err := parseSample(line)
-			if err != nil {
-				return nil, fail("%v", err)
-			}
-			fam := family(sm.Name, s.Types)
-			if _, typed := s.Types[fam]; !typed {
-				return nil, fail("sample of %s before its TYPE", fam)
-			}
-			if fam != current {
-				if done[fam] {
-					return nil, fail("samples of %s are not together", fam)
-				}
-				if current != "" {
-					done[current] = true
-				}
-				current = fam
-			}
-			key := seriesKey(sm)
-			if seen[key] {
-				return nil, fail("duplicate series %s", key)
-			}
-			seen[key] = true
-			s.Samples = append(s.Samples, sm)
-		}
-	}
-	if err := s.checkHistograms(); err != nil {
+	p := expfmt.NewTextParser(model.LegacyValidation)
+	families, err := p.TextToMetricFamilies(strings.NewReader(text))
+	if err != nil {
 		return nil, err
+	}
+	lines, err := sampleLines(text, families)
+	if err != nil {
+		return nil, err
+	}
+	s := &Scrape{Types: map[string]string{}, Help: map[string]string{}}
+	names := make([]string, 0, len(families))
+	for name := range families {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		mf := families[name]
+		if mf.GetType() == dto.MetricType_UNTYPED {
+			return nil, fmt.Errorf("%s: samples without a TYPE", name)
+		}
+		s.Types[name] = strings.ToLower(mf.GetType().String())
+		if mf.Help != nil {
+			s.Help[name] = mf.GetHelp()
+		}
+		samples, err := familySamples(mf)
+		if err != nil {
+			return nil, err
+		}
+		// expfmt keeps a series written twice as two (a counter, a gauge)
+		// or as one with the last value (a histogram's _sum): either way the
+		// lines outnumber the distinct series.
+		seen := map[string]bool{}
+		for _, sm := range samples {
+			k := seriesKey(sm)
+			if seen[k] {
+				return nil, fmt.Errorf("duplicate series %s", k)
+			}
+			seen[k] = true
+		}
+		if lines[name] != len(samples) {
+			return nil, fmt.Errorf("%s: %d sample lines for %d series: a series written twice, or a line that is none of the family's", name, lines[name], len(samples))
+		}
+		s.Samples = append(s.Samples, samples...)
 	}
 	return s, nil
 }
 
+// sampleLines counts the sample lines of each family, and checks that each
+// family's lines come together: expfmt merges a family split up.
+func sampleLines(text string, families map[string]*dto.MetricFamily) (map[string]int, error) {
+	n := map[string]int{}
+	current := ""
+	for i, line := range strings.Split(text, "\n") {
+		if strings.TrimSpace(line) == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		// expfmt has read the line: its name ends at the labels or the value.
+		name, _, _ := strings.Cut(strings.Fields(line)[0], "{")
+		fam := family(name, families)
+		if fam != current && n[fam] > 0 {
+			return nil, fmt.Errorf("line %d %q: samples of %s are not together", i+1, line, fam)
+		}
+		current = fam
+		n[fam]++
+	}
+	return n, nil
+}
+
 // family is the family a sample name belongs to: a histogram's _bucket,
-// _sum and _count belong to the histogram.
-func family(name string, types map[string]string) string {
+// _sum and _count belong to the histogram, a summary's _sum and _count to
+// the summary.
+func family(name string, families map[string]*dto.MetricFamily) string {
 	for _, suffix := range []string{"_bucket", "_sum", "_count"} {
-		if base, ok := strings.CutSuffix(name, suffix); ok && types[base] == "histogram" {
+		base, ok := strings.CutSuffix(name, suffix)
+		if !ok || families[base] == nil {
+			continue
+		}
+		switch families[base].GetType() {
+		case dto.MetricType_HISTOGRAM:
 			return base
+		case dto.MetricType_SUMMARY:
+			if suffix != "_bucket" {
+				return base
+			}
 		}
 	}
 	return name
 }
 
-func parseSample(line string) (Sample, error) {
-	sm := Sample{Labels: map[string]string{}}
-	sm.Name = nameRe.FindString(line)
-	if sm.Name == "" {
-		return sm, fmt.Errorf("no metric name")
-	}
-	rest := line[len(sm.Name):]
-	if strings.HasPrefix(rest, "{") {
-		rest = rest[1:]
-		for !strings.HasPrefix(rest, "}") {
-			l := labelRe.FindString(rest)
-			if l == "" {
-				return sm, fmt.Errorf("bad label name at %q", rest)
-			}
-			rest = rest[len(l):]
-			if !strings.HasPrefix(rest, `="`) {
-				return sm, fmt.Errorf("label %s: want =\"", l)
-			}
-			rest = rest[2:]
-			end := -1
-			for i := 0; i < len(rest); i++ {
-				if rest[i] == '\\' {
-					i++
-					continue
-				}
-				if rest[i] == '"' {
-					end = i
-					break
-				}
-			}
-			if end < 0 {
-				return sm, fmt.Errorf("label %s: unterminated value", l)
-			}
-			v, err := unescape(rest[:end], true)
-			if err != nil {
-				return sm, err
-			}
-			if _, dup := sm.Labels[l]; dup {
-				return sm, fmt.Errorf("label %s twice", l)
-			}
-			sm.Labels[l] = v
-			rest = rest[end+1:]
-			if strings.HasPrefix(rest, ",") {
-				rest = rest[1:]
-			} else if !strings.HasPrefix(rest, "}") {
-				return sm, fmt.Errorf("want , or } after label %s", l)
-			}
+// familySamples returns the samples of a family as they were written, one
+// per line, and checks its histograms.
+func familySamples(mf *dto.MetricFamily) ([]Sample, error) {
+	name := mf.GetName()
+	var out []Sample
+	for _, m := range mf.GetMetric() {
+		labels := map[string]string{}
+		for _, lp := range m.GetLabel() {
+			labels[lp.GetName()] = lp.GetValue()
 		}
-		rest = rest[1:]
-	}
-	if !strings.HasPrefix(rest, " ") {
-		return sm, fmt.Errorf("want a space before the value")
-	}
-	fields := strings.Split(rest[1:], " ")
-	if len(fields) > 2 {
-		return sm, fmt.Errorf("too many fields")
-	}
-	v, err := parseFloat(fields[0])
-	if err != nil {
-		return sm, err
-	}
-	sm.Value = v
-	if len(fields) == 2 {
-		if _, err := strconv.ParseInt(fields[1], 10, 64); err != nil {
-			return sm, fmt.Errorf("bad timestamp %q", fields[1])
-		}
-	}
-	return sm, nil
-}
-
-func parseFloat(s string) (float64, error) {
-	switch s {
-	case "+Inf":
-		return math.Inf(1), nil
-	case "-Inf":
-		return math.Inf(-1), nil
-	case "NaN":
-		return math.NaN(), nil
-	}
-	v, err := strconv.ParseFloat(s, 64)
-	if err != nil || strings.ContainsAny(s, "_xXpP") || strings.EqualFold(s, "inf") || strings.EqualFold(s, "infinity") {
-		return 0, fmt.Errorf("bad value %q", s)
-	}
-	return v, nil
-}
-
-// unescape undoes the escapes of HELP text (\\ and \n) and label values
-// (also \").
-func unescape(s string, quote bool) (string, error) {
-	var b strings.Builder
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if c == '\n' {
-			return "", fmt.Errorf("raw line feed")
-		}
-		if c != '\\' {
-			b.WriteByte(c)
-			continue
-		}
-		i++
-		if i == len(s) {
-			return "", fmt.Errorf("trailing backslash in %q", s)
-		}
-		switch s[i] {
-		case '\\':
-			b.WriteByte('\\')
-		case 'n':
-			b.WriteByte('\n')
-		case '"':
-			if !quote {
-				return "", fmt.Errorf(`\" in HELP text`)
+		with := func(extra ...string) map[string]string {
+			l := make(map[string]string, len(labels)+1)
+			for k, v := range labels {
+				l[k] = v
 			}
-			b.WriteByte('"')
+			for i := 0; i < len(extra); i += 2 {
+				l[extra[i]] = extra[i+1]
+			}
+			return l
+		}
+		switch mf.GetType() {
+		case dto.MetricType_COUNTER:
+			out = append(out, Sample{name, labels, m.GetCounter().GetValue()})
+		case dto.MetricType_GAUGE:
+			out = append(out, Sample{name, labels, m.GetGauge().GetValue()})
+		case dto.MetricType_SUMMARY:
+			sum := m.GetSummary()
+			for _, q := range sum.GetQuantile() {
+				out = append(out, Sample{name, with("quantile", formatFloat(q.GetQuantile())), q.GetValue()})
+			}
+			out = append(out, Sample{name + "_sum", labels, sum.GetSampleSum()}, Sample{name + "_count", labels, float64(sum.GetSampleCount())})
+		case dto.MetricType_HISTOGRAM:
+			h := m.GetHistogram()
+			if err := checkHistogram(name, labels, h); err != nil {
+				return nil, err
+			}
+			for _, b := range h.GetBucket() {
+				out = append(out, Sample{name + "_bucket", with("le", formatFloat(b.GetUpperBound())), bucketCount(b)})
+			}
+			out = append(out, Sample{name + "_sum", labels, h.GetSampleSum()}, Sample{name + "_count", labels, histogramCount(h)})
 		default:
-			return "", fmt.Errorf("unknown escape \\%c in %q", s[i], s)
+			return nil, fmt.Errorf("%s: type %s, which the writer never produces", name, mf.GetType())
 		}
 	}
-	return b.String(), nil
+	return out, nil
+}
+
+// checkHistogram checks one histogram series: buckets whose bounds ascend up
+// to +Inf and whose counts never decrease, a +Inf bucket equal to _count,
+// and a _sum.
+func checkHistogram(name string, labels map[string]string, h *dto.Histogram) error {
+	series := seriesKey(Sample{Name: name, Labels: labels})
+	if len(h.GetBucket()) == 0 || h.SampleSum == nil || (h.SampleCount == nil && h.SampleCountFloat == nil) {
+		return fmt.Errorf("histogram %s lacks buckets, _sum or _count", series)
+	}
+	var les, counts []float64
+	for _, b := range h.GetBucket() {
+		les = append(les, b.GetUpperBound())
+		counts = append(counts, bucketCount(b))
+	}
+	if !slices.IsSorted(les) || !math.IsInf(les[len(les)-1], 1) {
+		return fmt.Errorf("histogram %s: le not ascending up to +Inf: %v", series, les)
+	}
+	if !slices.IsSorted(counts) {
+		return fmt.Errorf("histogram %s: bucket counts decrease: %v", series, counts)
+	}
+	if last, count := counts[len(counts)-1], histogramCount(h); last != count {
+		return fmt.Errorf("histogram %s: +Inf bucket %v, _count %v", series, last, count)
+	}
+	return nil
+}
+
+func bucketCount(b *dto.Bucket) float64 {
+	if b.CumulativeCountFloat != nil {
+		return b.GetCumulativeCountFloat()
+	}
+	return float64(b.GetCumulativeCount())
+}
+
+func histogramCount(h *dto.Histogram) float64 {
+	if h.SampleCountFloat != nil {
+		return h.GetSampleCountFloat()
+	}
+	return float64(h.GetSampleCount())
+}
+
+// formatFloat writes a bound as the format does: Go's shortest form, and
+// +Inf, -Inf, NaN.
+func formatFloat(v float64) string {
+	switch {
+	case math.IsInf(v, 1):
+		return "+Inf"
+	case math.IsInf(v, -1):
+		return "-Inf"
+	case math.IsNaN(v):
+		return "NaN"
+	}
+	return strconv.FormatFloat(v, 'g', -1, 64)
 }
 
 func seriesKey(sm Sample) string {
@@ -261,80 +239,6 @@ func seriesKey(sm Sample) string {
 		fmt.Fprintf(&b, ",%s=%q", k, sm.Labels[k])
 	}
 	return b.String()
-}
-
-// checkHistograms checks every histogram series: buckets with le, counts
-// that never decrease as le grows, a +Inf bucket equal to _count, and a
-// _sum.
-func (s *Scrape) checkHistograms() error {
-	type hist struct {
-		les    []float64
-		counts []float64
-		sum    bool
-		count  float64
-		hasCnt bool
-	}
-	hs := map[string]*hist{}
-	get := func(base string, labels map[string]string) *hist {
-		k := seriesKey(Sample{Name: base, Labels: labels})
-		if hs[k] == nil {
-			hs[k] = &hist{}
-		}
-		return hs[k]
-	}
-	for _, sm := range s.Samples {
-		base := family(sm.Name, s.Types)
-		if s.Types[base] != "histogram" {
-			continue
-		}
-		switch {
-		case sm.Name == base+"_bucket":
-			le, ok := sm.Labels["le"]
-			if !ok {
-				return fmt.Errorf("%s: bucket without le", sm.Name)
-			}
-			bound, err := parseFloat(le)
-			if err != nil {
-				return fmt.Errorf("%s: le %q: %v", sm.Name, le, err)
-			}
-			rest := copyWithout(sm.Labels, "le")
-			h := get(base, rest)
-			h.les = append(h.les, bound)
-			h.counts = append(h.counts, sm.Value)
-		case sm.Name == base+"_sum":
-			get(base, sm.Labels).sum = true
-		case sm.Name == base+"_count":
-			h := get(base, sm.Labels)
-			h.count, h.hasCnt = sm.Value, true
-		default:
-			return fmt.Errorf("%s: a sample of histogram %s that is no bucket, sum or count", sm.Name, base)
-		}
-	}
-	for k, h := range hs {
-		if len(h.les) == 0 || !h.sum || !h.hasCnt {
-			return fmt.Errorf("histogram %s lacks buckets, _sum or _count", k)
-		}
-		if !slices.IsSorted(h.les) || !math.IsInf(h.les[len(h.les)-1], 1) {
-			return fmt.Errorf("histogram %s: le not ascending up to +Inf: %v", k, h.les)
-		}
-		if !slices.IsSorted(h.counts) {
-			return fmt.Errorf("histogram %s: bucket counts decrease: %v", k, h.counts)
-		}
-		if h.counts[len(h.counts)-1] != h.count {
-			return fmt.Errorf("histogram %s: +Inf bucket %v, _count %v", k, h.counts[len(h.counts)-1], h.count)
-		}
-	}
-	return nil
-}
-
-func copyWithout(m map[string]string, drop string) map[string]string {
-	out := make(map[string]string, len(m))
-	for k, v := range m {
-		if k != drop {
-			out[k] = v
-		}
-	}
-	return out
 }
 
 // Sum returns the sum of the samples named name whose labels include the
