@@ -151,9 +151,17 @@ const chargeTimeout = 60 * time.Second
 
 // settleCard writes a card processor's answer.
 func (s *Service) settleCard(ctx context.Context, paymentID string, res pay.CardResult) (*PaymentOutcome, error) {
-	return s.settle(ctx, paymentID, func(tx *txn, m *checkout.Merchant, sess *checkout.Session, p *checkout.Payment) error {
+	var flagged bool
+	out, err := s.settle(ctx, paymentID, func(tx *txn, m *checkout.Merchant, sess *checkout.Session, p *checkout.Payment) error {
 		if p.Status != checkout.PaymentProcessing {
-			return nil // settled already (the payments job, another node)
+			// Settled already (the payments job, another node). An
+			// approval after the payment failed took the money for nothing.
+			if !res.Approved {
+				return nil
+			}
+			var err error
+			flagged, err = s.flagCapturedAfterFailure(ctx, tx, p)
+			return err
 		}
 		if res.Brand != "" {
 			p.CardBrand = &res.Brand
@@ -171,6 +179,31 @@ func (s *Service) settleCard(ctx context.Context, paymentID string, res pay.Card
 		p.DisputeOnSuccess = res.Dispute
 		return s.succeedPayment(ctx, tx, m, sess, p)
 	})
+	if err == nil && flagged {
+		s.capturedAfterFailure(ctx, out.Payment)
+	}
+	return out, err
+}
+
+// flagCapturedAfterFailure flags a failed payment whose money its
+// processor took after all for a refund, unless it is flagged already, and
+// reports whether it did.
+func (s *Service) flagCapturedAfterFailure(ctx context.Context, tx *txn, p *checkout.Payment) (bool, error) {
+	if p.Status != checkout.PaymentFailed || p.RefundDue() {
+		return false, nil
+	}
+	if err := p.FlagCapturedAfterFailure(s.now()); err != nil {
+		return false, err
+	}
+	return true, tx.PaymentUpdate(ctx, p)
+}
+
+// capturedAfterFailure tells an operator, once it is written, that p's money
+// was taken after it failed: an error in the log and a count in Stats.
+func (s *Service) capturedAfterFailure(ctx context.Context, p *checkout.Payment) {
+	s.counts.capturedAfterFailure.Add(1)
+	s.log.ErrorContext(ctx, "payment collected after it had failed; flagged for refund",
+		"payment_id", p.ID, "session_id", p.SessionID, "method", p.Method, "mode", p.Mode, "amount", p.Amount, "currency", p.Currency)
 }
 
 // beginPayment holds session sessionID with a new processing payment of
@@ -549,9 +582,17 @@ func (s *Service) PayBySkins(ctx context.Context, sessionID string, itemIDs []st
 			"payment_id", p.ID, "session_id", sessionID, "error", tradeErr)
 		return &PaymentOutcome{Payment: p, Session: sess}, nil
 	}
-	return s.settle(ctx, p.ID, func(tx *txn, m *checkout.Merchant, sess *checkout.Session, p *checkout.Payment) error {
+	var flagged bool
+	out, err := s.settle(ctx, p.ID, func(tx *txn, m *checkout.Merchant, sess *checkout.Session, p *checkout.Payment) error {
 		if p.Status != checkout.PaymentProcessing {
-			return nil
+			// Settled already: items traded after the payment failed are
+			// to be returned.
+			if tradeErr != nil {
+				return nil
+			}
+			var err error
+			flagged, err = s.flagCapturedAfterFailure(ctx, tx, p)
+			return err
 		}
 		if tradeErr != nil {
 			s.log.WarnContext(ctx, "skins trade refused", "payment_id", p.ID, "error", tradeErr)
@@ -559,6 +600,10 @@ func (s *Service) PayBySkins(ctx context.Context, sessionID string, itemIDs []st
 		}
 		return s.recordTrade(ctx, tx, p, trade)
 	})
+	if err == nil && flagged {
+		s.capturedAfterFailure(ctx, out.Payment)
+	}
+	return out, err
 }
 
 // recordTrade records an accepted trade on its processing payment, which

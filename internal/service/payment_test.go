@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -116,12 +118,16 @@ type payFixture struct {
 	*fixture
 	cards *cards
 	skins *skins
+	// log holds what every node of the fixture logged.
+	log    *slog.Logger
+	logBuf *service.SyncBuffer
 }
 
 func newPayFixture(t *testing.T, db *store.DB) *payFixture {
 	t.Helper()
 	f := newFixture(t, db)
 	pf := &payFixture{fixture: f, cards: newCards(), skins: &skins{TestSkins: pay.NewTestSkins()}}
+	pf.log, pf.logBuf = service.TestLogger()
 	f.svc = pf.node(db)
 	return pf
 }
@@ -130,7 +136,7 @@ func newPayFixture(t *testing.T, db *store.DB) *payFixture {
 // fixture's clocks and processors.
 func (f *payFixture) node(db *store.DB) *service.Service {
 	return service.New(service.Config{
-		Store: db, Now: f.clock.Now, CacheNow: f.cache.Now, CheckoutBaseURL: "https://pay.example",
+		Store: db, Now: f.clock.Now, CacheNow: f.cache.Now, CheckoutBaseURL: "https://pay.example", Logger: f.log,
 		Processors: pay.Registry{Test: pay.Processors{Card: f.cards, Crypto: pay.TestNetwork{}, Skins: f.skins}},
 	})
 }
@@ -960,4 +966,75 @@ func TestSkinsTradeNeverReceived(t *testing.T) {
 			t.Errorf("trading again = %v", err)
 		}
 	})
+}
+
+// TestCardApprovedAfterFailure: a charge stays in flight past its time-out;
+// the payments job finds nothing at the processor and fails the payment,
+// freeing the session; then the processor approves the charge. The money
+// was taken for a failed payment: it is flagged for refund (its failure
+// code says so), logged as an error with the payment and session, and
+// counted; the session is not paid by it.
+func TestCardApprovedAfterFailure(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		f := newPayFixture(t, db)
+		s := f.session(t)
+		inside, release := f.cards.hold()
+		done := make(chan *service.PaymentOutcome, 1)
+		go func() {
+			out, err := f.svc.PayByCard(ctx, s.ID, card("4242424242424242"))
+			if err != nil {
+				t.Errorf("PayByCard = %v", err)
+			}
+			done <- out
+		}()
+		id := <-inside
+		f.clock.Advance(checkout.CardChargeTimeout)
+		f.processDue(t)
+		if failed := f.payments(t, s.ID)[checkout.PaymentFailed]; len(failed) != 1 || *failed[0].FailureCode != checkout.FailProcessingError {
+			t.Fatalf("after the lookup found nothing: %v; want %s failed with processing_error", f.payments(t, s.ID), id)
+		}
+		release()
+		out := <-done
+		if out == nil {
+			t.FailNow()
+		}
+		p, err := db.PaymentGet(ctx, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p.Status != checkout.PaymentFailed || *p.FailureCode != checkout.FailCapturedAfterFailure || !p.RefundDue() {
+			t.Errorf("payment = %s, %v, refund due %v; want failed with %s, to be refunded", p.Status, *p.FailureCode, p.RefundDue(), checkout.FailCapturedAfterFailure)
+		}
+		if out.Payment.ID != id || out.Payment.Status != checkout.PaymentFailed {
+			t.Errorf("outcome = %s %s; want %s failed", out.Payment.ID, out.Payment.Status, id)
+		}
+		if got := f.reload(t, s.ID); got.Status != checkout.StatusOpen || got.PaymentInProgress() {
+			t.Errorf("session = %s, in progress %v; want open and free", got.Status, got.PaymentInProgress())
+		}
+		var line string
+		for l := range strings.Lines(f.logBuf.String()) {
+			if strings.Contains(l, "level=ERROR") && strings.Contains(l, "payment_id="+id) && strings.Contains(l, "session_id="+s.ID) {
+				line = l
+			}
+		}
+		if line == "" {
+			t.Errorf("no error log naming payment %s and session %s; log:\n%s", id, s.ID, f.logBuf)
+		}
+		if n := f.svc.Stats().CapturedAfterFailure; n != 1 {
+			t.Errorf("Stats().CapturedAfterFailure = %d; want 1", n)
+		}
+		// The session still takes a payment, which counts nothing more.
+		f.paidOnceBy(t, s.ID, "4242424242424242")
+		if n := f.svc.Stats().CapturedAfterFailure; n != 1 {
+			t.Errorf("Stats().CapturedAfterFailure = %d after another payment; want 1", n)
+		}
+	})
+}
+
+func (f *payFixture) paidOnceBy(t *testing.T, id, number string) {
+	t.Helper()
+	if _, err := f.svc.PayByCard(ctx, id, card(number)); err != nil {
+		t.Fatal(err)
+	}
+	f.paidOnce(t, id)
 }
