@@ -162,6 +162,33 @@ func TestPaymentSucceedAndFail(t *testing.T) {
 	}
 }
 
+// TestPaymentRefundDue: a failed payment is flagged for refund when its
+// money was collected (late crypto, a second payment, a charge approved
+// after the payment failed), and only then.
+func TestPaymentRefundDue(t *testing.T) {
+	for code, due := range map[string]bool{
+		checkout.FailSessionExpired: true, checkout.FailSessionCompleted: true, checkout.FailDuplicatePayment: true,
+		checkout.FailCapturedAfterFailure: true, checkout.FailProcessingError: false, checkout.FailCardDeclined: false,
+	} {
+		p := newPayment(checkout.MethodCard, checkout.PaymentProcessing)
+		if err := p.Fail(code, t0); err != nil {
+			t.Fatal(err)
+		}
+		if p.RefundDue() != due {
+			t.Errorf("failed with %s: RefundDue = %v; want %v", code, p.RefundDue(), due)
+		}
+	}
+	p := newPayment(checkout.MethodCard, checkout.PaymentProcessing)
+	if err := p.FlagCapturedAfterFailure(t0); !checkout.IsCode(err, checkout.EConflict) || p.RefundDue() {
+		t.Errorf("flagging a processing payment = %v, refund due %v; want a conflict", err, p.RefundDue())
+	}
+	p.Fail(checkout.FailProcessingError, t0)
+	if err := p.FlagCapturedAfterFailure(t0.Add(time.Second)); err != nil || !p.RefundDue() || *p.FailureCode != checkout.FailCapturedAfterFailure ||
+		*p.FailureMessage != checkout.FailureMessage(checkout.FailCapturedAfterFailure) || !p.UpdatedAt.Equal(t0.Add(time.Second)) {
+		t.Errorf("flagged payment = %v, %v %v; want captured_after_failure, refund due", err, *p.FailureCode, p.RefundDue())
+	}
+}
+
 func TestPricingFee(t *testing.T) {
 	tests := []struct {
 		method checkout.PaymentMethod

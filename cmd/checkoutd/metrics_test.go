@@ -69,6 +69,7 @@ func TestServeMetrics(t *testing.T) {
 			{"checkoutd_sessions_created_total", []string{"mode", "test"}, 2},
 			{"checkoutd_sessions_created_total", []string{"mode", "live"}, 0},
 			{"checkoutd_sessions_expired_total", []string{"mode", "test"}, 0},
+			{"checkoutd_payments_captured_after_failure_total", nil, 0},
 			{"checkoutd_http_requests_total", []string{"route", "/v1/stores/{storeId}/checkouts", "method", "POST", "code", "201"}, 2},
 			{"checkoutd_http_requests_total", []string{"route", "/v1/stores/{storeId}/checkouts/{checkoutId}", "method", "GET", "code", "200"}, 1},
 			{"checkoutd_webhook_attempts_in_flight", nil, 2},

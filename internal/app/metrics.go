@@ -46,6 +46,9 @@ func newMetrics(o observed) *metrics.Registry {
 	byMode("checkoutd_sessions_expired_total", "Checkout sessions this process expired, by the background job or on read, by mode.",
 		func(s service.Stats) map[checkout.Mode]int64 { return s.SessionsExpired })
 
+	r.Value("checkoutd_payments_captured_after_failure_total", "Payments whose processor took the money after the payment had failed (a charge approved, a trade accepted): each is flagged for refund and logged as an error.",
+		counter, func() float64 { return float64(o.service.Stats().CapturedAfterFailure) })
+
 	r.Func("checkoutd_webhook_attempts_total", "Webhook delivery attempts this process made, by result: succeeded (a 2xx answer) or failed.",
 		counter, []string{"result"}, func(_ context.Context, emit metrics.Emit) {
 			s := o.dispatcher.Stats()

@@ -59,7 +59,10 @@ type Service struct {
 	keys            *ttlCache[*checkout.APIKey]
 	unknownKeys     *ttlCache[struct{}]
 	merchants       *ttlCache[*checkout.Merchant]
-	counts          struct{ created, expired modeCounter }
+	counts          struct {
+		created, expired     modeCounter
+		capturedAfterFailure atomic.Int64
+	}
 }
 
 // modeCounter counts by mode.
@@ -83,11 +86,18 @@ func (c *modeCounter) load() map[checkout.Mode]int64 {
 type Stats struct {
 	SessionsCreated map[checkout.Mode]int64
 	SessionsExpired map[checkout.Mode]int64
+	// CapturedAfterFailure counts payments whose processor took the money
+	// after the payment had failed: each is flagged for refund.
+	CapturedAfterFailure int64
 }
 
 // Stats returns the service's counts.
 func (s *Service) Stats() Stats {
-	return Stats{SessionsCreated: s.counts.created.load(), SessionsExpired: s.counts.expired.load()}
+	return Stats{
+		SessionsCreated:      s.counts.created.load(),
+		SessionsExpired:      s.counts.expired.load(),
+		CapturedAfterFailure: s.counts.capturedAfterFailure.Load(),
+	}
 }
 
 // MaxKeyCacheTTL is the longest a revoked key may keep working on a node.
