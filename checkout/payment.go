@@ -73,6 +73,10 @@ const (
 	// the payments job found nothing at the processor while the charge was
 	// still in flight. To be refunded.
 	FailCapturedAfterFailure = "captured_after_failure"
+	// FailConfirmationTimeout: a crypto transaction was not confirmed by
+	// its coin's deadline (Coin.ConfirmationDeadline). Should it confirm
+	// later, its money is to be refunded.
+	FailConfirmationTimeout = "confirmation_timeout"
 )
 
 // refundCodes are the failure codes of a failed payment whose money was, or
@@ -114,6 +118,7 @@ var failureMessages = map[string]string{
 	FailDuplicatePayment:     "The payment arrived while another payment for the checkout was on its way.",
 	FailTradeReversed:        "The trade was reversed during the platform's trade hold.",
 	FailCapturedAfterFailure: "The payment was collected after it had failed; it is to be refunded.",
+	FailConfirmationTimeout:  "The transaction was not confirmed in time. Should it confirm later, it is to be refunded.",
 }
 
 // FailureMessage returns the buyer-facing explanation of a failure code.

@@ -693,12 +693,26 @@ func (s *Service) processDue(ctx context.Context, p *checkout.Payment) (bool, er
 		if err != nil {
 			return false, err
 		}
-		if confs < p.Crypto.Confirmations {
-			coin, _ := checkout.CoinByCode(p.Crypto.Coin)
-			later = now.Add(max(coin.BlockTime, time.Second))
+		if confs >= p.Crypto.Confirmations {
+			act = s.succeedWith(ctx)
 			break
 		}
-		act = s.succeedWith(ctx)
+		coin, ok := checkout.CoinByCode(p.Crypto.Coin)
+		if !ok {
+			s.log.ErrorContext(ctx, "due crypto payment in an unknown coin", "payment_id", p.ID, "coin", p.Crypto.Coin)
+			later = now.Add(time.Hour)
+			break
+		}
+		broadcast := time.UnixMilli(p.Crypto.BroadcastAt)
+		if !now.Before(coin.Deadline(broadcast)) {
+			// Not confirmed by the deadline: the session is freed, and
+			// expires at its own expires_at if nothing else pays it.
+			s.log.WarnContext(ctx, "crypto payment not confirmed by its deadline; it fails",
+				"payment_id", p.ID, "session_id", p.SessionID, "coin", coin.Code, "confirmations", confs, "deadline", coin.ConfirmationDeadline)
+			act = s.failWith(ctx, checkout.FailConfirmationTimeout)
+			break
+		}
+		later = coin.NextLook(confs, broadcast, now)
 	case p.Method == checkout.MethodSkins && procs.Skins != nil:
 		if p.Skins == nil {
 			// The trade's outcome was never written (the platform did not

@@ -1038,3 +1038,87 @@ func (f *payFixture) paidOnceBy(t *testing.T, id, number string) {
 	}
 	f.paidOnce(t, id)
 }
+
+// stuckNetwork is the simulated network on which transactions never
+// confirm, counting how often it is asked.
+type stuckNetwork struct {
+	pay.TestNetwork
+	polls atomic.Int64
+}
+
+func (n *stuckNetwork) Confirmations(ctx context.Context, p *checkout.Payment, now time.Time) (int, error) {
+	n.polls.Add(1)
+	return 0, nil
+}
+
+// TestCryptoNeverConfirms: a transaction that never confirms holds its
+// session until its coin's deadline, then fails with confirmation_timeout
+// and frees the session, which expires as usual at its own expires_at. On
+// the way the network is asked a few dozen times, not every block.
+func TestCryptoNeverConfirms(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		f := newPayFixture(t, db)
+		for _, c := range checkout.Coins {
+			net := &stuckNetwork{}
+			node := service.New(service.Config{
+				Store: db, Now: f.clock.Now, CheckoutBaseURL: "https://pay.example", Logger: f.log,
+				Processors: pay.Registry{Test: pay.Processors{Crypto: net}},
+			})
+			start := f.clock.Now()
+			s := f.session(t)
+			if _, err := node.CryptoQuote(ctx, s.ID, c.Code); err != nil {
+				t.Fatal(err)
+			}
+			f.clock.Advance(5 * time.Minute)
+			p, err := node.SimulateCryptoPayment(ctx, s.ID, c.Code)
+			if err != nil {
+				t.Fatal(err)
+			}
+			deadline := f.clock.Now().Add(c.ConfirmationDeadline)
+			// The job runs every few seconds; here 500 times until the
+			// deadline.
+			step := c.ConfirmationDeadline / 500
+			for f.clock.Now().Add(step).Before(deadline) {
+				f.clock.Advance(step)
+				if _, err := node.ProcessAllDuePayments(ctx); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if got := f.payments(t, s.ID)[checkout.PaymentProcessing]; len(got) != 1 {
+				t.Fatalf("%s before its deadline: %v; want processing", c.Code, f.payments(t, s.ID))
+			}
+			if got := f.reload(t, s.ID); got.Status != checkout.StatusOpen || !got.PaymentInProgress() {
+				t.Fatalf("%s before its deadline: session %s, in progress %v; want open and held", c.Code, got.Status, got.PaymentInProgress())
+			}
+			if polls, most := net.polls.Load(), int64(40); polls > most {
+				t.Errorf("%s: the network was asked %d times in %v; want at most %d", c.Code, polls, c.ConfirmationDeadline, most)
+			}
+			f.clock.Set(deadline)
+			if _, err := node.ProcessAllDuePayments(ctx); err != nil {
+				t.Fatal(err)
+			}
+			failed := f.payments(t, s.ID)[checkout.PaymentFailed]
+			if len(failed) != 1 || failed[0].ID != p.ID || *failed[0].FailureCode != checkout.FailConfirmationTimeout || failed[0].DueAt != nil {
+				t.Fatalf("%s at its deadline: %v; want %s failed with confirmation_timeout, nothing due", c.Code, f.payments(t, s.ID), p.ID)
+			}
+			if ev := f.eventCounts(t, s.ID); ev[checkout.EventPaymentFailed] != 1 {
+				t.Errorf("%s: events %v; want one payment.failed", c.Code, ev)
+			}
+			sess := f.reload(t, s.ID)
+			expiresAt := start.Add(checkout.SessionLifetime)
+			if f.clock.Now().Before(expiresAt) {
+				// Within the hour the session is open and free again.
+				if sess.Status != checkout.StatusOpen || sess.PaymentInProgress() {
+					t.Errorf("%s: session %s, in progress %v; want open and free", c.Code, sess.Status, sess.PaymentInProgress())
+				}
+				f.clock.Set(expiresAt)
+			}
+			if n, err := node.ExpireAll(ctx); n != 1 || err != nil {
+				t.Errorf("%s: ExpireAll = %d, %v; want the session expired", c.Code, n, err)
+			}
+			if got := f.reload(t, s.ID).Status; got != checkout.StatusExpired {
+				t.Errorf("%s: session %s; want expired", c.Code, got)
+			}
+		}
+	})
+}
