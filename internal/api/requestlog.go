@@ -2,10 +2,8 @@ package api
 
 import (
 	"bytes"
-	"encoding/json"
 	"io"
 	"net/http"
-	"strings"
 	"time"
 
 	"github.com/checkoutd/checkoutd/checkout"
@@ -60,45 +58,16 @@ func LogRequests(rl RequestLogs, now clock.Func, next http.Handler) http.Handler
 	})
 }
 
-// redactBody replaces secrets in a body. A JSON body whose strings use
-// escapes (\u0063k_test_sk_...) is decoded first so no spelling of a secret
-// slips through.
+// redactBody replaces secrets in a body, however they are spelled (JSON
+// escapes, percent-encoding: checkout.RedactSecrets), whether the body is
+// valid JSON or not, and keeps the rest as it was sent.
 func redactBody(b []byte) string {
 	if len(b) > maxLoggedBody {
 		b = b[:maxLoggedBody]
 	}
 	// What both databases can store: valid UTF-8 without NUL (PostgreSQL
 	// text refuses it, and with it the whole batch of logs).
-	s := checkout.StorableText(string(b))
-	if strings.Contains(s, `\`) {
-		var v any
-		dec := json.NewDecoder(strings.NewReader(s))
-		dec.UseNumber()
-		if dec.Decode(&v) == nil {
-			if out, err := json.Marshal(redactValue(v)); err == nil {
-				return string(out)
-			}
-		}
-	}
-	return checkout.RedactSecrets(s)
-}
-
-func redactValue(v any) any {
-	switch t := v.(type) {
-	case string:
-		return checkout.RedactSecrets(t)
-	case []any:
-		for i := range t {
-			t[i] = redactValue(t[i])
-		}
-	case map[string]any:
-		out := make(map[string]any, len(t))
-		for k, val := range t {
-			out[checkout.RedactSecrets(k)] = redactValue(val)
-		}
-		return out
-	}
-	return v
+	return checkout.RedactSecrets(checkout.StorableText(string(b)))
 }
 
 // capture keeps the first maxLoggedBody bytes written to it.
