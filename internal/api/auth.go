@@ -46,7 +46,7 @@ func authenticate(r *http.Request, svc *service.Service) (*checkout.APIKey, erro
 	secret = strings.TrimSpace(secret)
 	if _, typ, ok := checkout.ParseSecret(secret); ok && typ == checkout.KeyHMAC {
 		return nil, checkout.Errorf(checkout.EInvalidAPIKey,
-			"An HMAC key signs requests and is never sent; use a bearer key here, or sign the request.")
+			"This is an HMAC key's secret, which is not accepted as a bearer secret; use a bearer key.")
 	}
 	return svc.Authenticate(r.Context(), secret)
 }
