@@ -58,7 +58,7 @@ const (
 	FailProcessingError   = "processing_error"
 	FailTestModeLiveCard  = "test_mode_live_card"
 	// FailSessionExpired: the money arrived after the session expired (late
-	// crypto). The payment shows in the dashboard, to be refunded.
+	// crypto). Its money is to be returned to the buyer.
 	FailSessionExpired = "session_expired"
 	// FailSessionCompleted: the money arrived for a session another payment
 	// had already paid. Also to be refunded.

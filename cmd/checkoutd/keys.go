@@ -53,7 +53,7 @@ func keysCreate(ctx context.Context, e env, args []string) error {
 	var store, mode, typ, perms string
 	a.fs.StringVar(&store, "store", "", "the store the key belongs to (required)")
 	a.fs.StringVar(&mode, "mode", "test", "test or live")
-	a.fs.StringVar(&typ, "type", "bearer", "bearer (HMAC request signing arrives in a later version)")
+	a.fs.StringVar(&typ, "type", "bearer", "bearer, the only type the API accepts")
 	a.fs.StringVar(&perms, "permissions", "checkouts:write", "comma-separated: checkouts:write (create and retrieve), checkouts:read (retrieve)")
 	return a.run(ctx, args, func(svc *service.Service, _ []string) error {
 		if typ != string(checkout.KeyBearer) {

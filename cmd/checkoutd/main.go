@@ -1,5 +1,5 @@
 // Command checkoutd is a self-hostable payment-collection service: the
-// merchant API, the hosted payment page, webhooks and the dashboard, in one
+// merchant API, the hosted payment page, webhooks and background jobs, in one
 // binary, on SQLite or PostgreSQL. Run "checkoutd help" for its commands.
 package main
 

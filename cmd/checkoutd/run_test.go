@@ -330,6 +330,19 @@ func TestKeysInvalid(t *testing.T) {
 	}
 }
 
+// keys create describes the key types there are, and promises none.
+func TestKeysCreateUsage(t *testing.T) {
+	_, usage, _ := cli(t, vars{}, "keys", "create", "-h")
+	if !strings.Contains(usage, "-type") || !strings.Contains(usage, "bearer") {
+		t.Fatalf("keys create -h = %q; want --type and bearer described", usage)
+	}
+	for _, promise := range []string{"later", "arrives", "future", "coming", "not yet"} {
+		if strings.Contains(usage, promise) {
+			t.Errorf("keys create -h says %q: describe what exists\n%s", promise, usage)
+		}
+	}
+}
+
 func TestUsage(t *testing.T) {
 	dir := t.TempDir()
 	tests := []struct {

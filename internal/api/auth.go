@@ -80,7 +80,7 @@ func bearerSecret(h string) (string, error) {
 	secret = strings.TrimSpace(secret)
 	if _, typ, ok := checkout.ParseSecret(secret); ok && typ == checkout.KeyHMAC {
 		return "", checkout.Errorf(checkout.EInvalidAPIKey,
-			"An HMAC key signs requests and is never sent; use a bearer key here, or sign the request.")
+			"This is an HMAC key's secret, which is not accepted as a bearer secret; use a bearer key.")
 	}
 	return secret, nil
 }

@@ -14,6 +14,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"image"
@@ -246,68 +247,125 @@ func (e *browserEnv) runJobs() {
 	}
 }
 
-// do runs browser actions in the buyer's tab.
+// waitTimeout bounds each wait for the page: an action's steps, or a
+// condition to hold. It is generous, for a loaded machine makes the page slow,
+// not wrong; a wait whose condition holds ends as soon as it does.
+const waitTimeout = 30 * time.Second
+
+// do runs browser actions in the buyer's tab, within waitTimeout.
 func (e *browserEnv) do(steps ...chromedp.Action[chromedp.Void]) {
 	e.t.Helper()
-	if err := chromedp.Do(e.tab, steps...); err != nil {
+	ctx, cancel := context.WithTimeout(e.tab, waitTimeout)
+	defer cancel()
+	if err := chromedp.Do(ctx, steps...); err != nil {
 		e.t.Fatal(err)
 	}
 }
 
-// eval evaluates a JavaScript expression in the page.
+// eval evaluates a JavaScript expression in the page, once: for what an
+// action has already settled (the element that has the focus after a key),
+// not for what the page does in its own time.
 func eval[T any](e *browserEnv, expr string) T {
 	e.t.Helper()
-	v, err := chromedp.Run(e.tab, chromedp.Evaluate[T](expr))
+	ctx, cancel := context.WithTimeout(e.tab, waitTimeout)
+	defer cancel()
+	v, err := chromedp.Run(ctx, chromedp.Evaluate[T](expr))
 	if err != nil {
 		e.t.Fatalf("evaluate %s: %v", expr, err)
 	}
 	return v
 }
 
-// text returns the text of the first element sel matches, once visible.
-func (e *browserEnv) text(sel string) string {
-	e.t.Helper()
-	e.do(chromedp.WaitVisible(chromedp.CSS(sel)))
-	s, err := chromedp.Run(e.tab, chromedp.Text(chromedp.CSS(sel)))
+// poll waits until the JavaScript expression cond is true in a loaded page
+// (document.readyState "complete": parsed, the page's script set up), and
+// reports whether it came true within waitTimeout. The page evaluates cond
+// every 20 ms, with args[0], args[1]... standing for args (written into the
+// script as JSON); an exception counts as false. A navigation ends a poll
+// along with its document: poll starts again in the next one.
+func (e *browserEnv) poll(cond string, args ...any) (bool, error) {
+	if args == nil {
+		args = []any{}
+	}
+	js, err := json.Marshal(args)
 	if err != nil {
-		e.t.Fatalf("text of %s: %v", sel, err)
+		e.t.Fatal(err)
 	}
-	return strings.TrimSpace(s)
-}
-
-// value returns the value of the input sel matches.
-func (e *browserEnv) value(sel string) string {
-	e.t.Helper()
-	s, err := chromedp.Run(e.tab, chromedp.Value(chromedp.CSS(sel)))
-	if err != nil {
-		e.t.Fatalf("value of %s: %v", sel, err)
-	}
-	return s
-}
-
-// waitFor polls a JavaScript condition until it holds: the page changes on
-// its own (a redirect, the script's status poll every 2 seconds). A poll
-// that meets a navigation under way tries again in the next document.
-func (e *browserEnv) waitFor(cond string) {
-	e.t.Helper()
-	type state struct {
-		OK   bool   `json:"ok"`
-		Page string `json:"page"`
-	}
-	expr := `({ok: !!(` + cond + `), page: location.href + "\n" + (document.body ? document.body.innerText.slice(0, 500) : "")})`
-	var last state
-	var err error
+	fn := `() => { const args = ` + string(js) + `; try { return document.readyState === "complete" && !!(` + cond + `); } catch (e) { return false; } }`
+	deadline := time.Now().Add(waitTimeout)
+	ctx, cancel := context.WithDeadline(e.tab, deadline)
+	defer cancel()
 	for {
-		last, err = chromedp.Run(e.tab, chromedp.Evaluate[state](expr))
-		if err == nil && last.OK {
-			return
+		_, err := chromedp.Run(ctx, chromedp.PollFunction[chromedp.Void](fn,
+			chromedp.WithPollingInterval(20*time.Millisecond),
+			chromedp.WithPollingTimeout(max(time.Until(deadline), time.Millisecond))))
+		if err == nil {
+			return true, nil
+		}
+		if errors.Is(err, chromedp.ErrPollingTimeout) || ctx.Err() != nil {
+			return false, err
 		}
 		select {
-		case <-e.tab.Done():
-			e.t.Fatalf("waiting for %s: %v; last error %v; the page was %s", cond, e.tab.Err(), err, last.Page)
-		case <-time.After(50 * time.Millisecond):
+		case <-ctx.Done():
+			return false, err
+		case <-time.After(20 * time.Millisecond):
 		}
 	}
+}
+
+// until evaluates the JavaScript expression expr in the page until its value
+// is want (===), and returns its last value. A check of what the page shows
+// waits for the page to show it, for lazy images, the page's script and
+// navigations finish in their own time; it fails with what the page showed
+// instead after waitTimeout.
+func until[T comparable](e *browserEnv, expr string, want T) T {
+	e.t.Helper()
+	if ok, _ := e.poll(`(`+expr+`) === args[0]`, want); ok {
+		return want
+	}
+	return eval[T](e, expr)
+}
+
+// textJS is the text of the first element a selector matches, as the buyer
+// reads it, or "" when there is none.
+func textJS(sel string) string {
+	return `(document.querySelector(` + jsString(sel) + `)?.innerText ?? "").trim()`
+}
+
+// textIs waits until the first element sel matches reads want, and returns
+// its last text.
+func (e *browserEnv) textIs(sel, want string) string {
+	e.t.Helper()
+	return until(e, textJS(sel), want)
+}
+
+// textHas waits until the text of the first element sel matches contains
+// each of wants, and returns its last text.
+func (e *browserEnv) textHas(sel string, wants ...string) string {
+	e.t.Helper()
+	e.poll(`args[0].every(w => `+textJS(sel)+`.includes(w))`, wants)
+	return eval[string](e, textJS(sel))
+}
+
+// valueIs waits until the input sel matches holds want, and returns its
+// last value.
+func (e *browserEnv) valueIs(sel, want string) string {
+	e.t.Helper()
+	return until(e, `document.querySelector(`+jsString(sel)+`).value`, want)
+}
+
+// waitFor waits until a JavaScript condition holds (the page changes on its
+// own: a redirect, the script's status poll every 2 seconds), and fails the
+// test, saying what the page showed, if it does not within waitTimeout.
+func (e *browserEnv) waitFor(cond string) {
+	e.t.Helper()
+	ok, err := e.poll(cond)
+	if ok {
+		return
+	}
+	ctx, cancel := context.WithTimeout(e.tab, waitTimeout)
+	defer cancel()
+	page, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`location.href + "\n" + (document.body ? document.body.innerText.slice(0, 500) : "")`))
+	e.t.Fatalf("waiting for %s: %v; the page was %s", cond, err, page)
 }
 
 // landedOnShop waits for the buyer to reach the merchant's return_url and
@@ -427,36 +485,37 @@ func TestBrowserCardPaysAndReturnsToTheShop(t *testing.T) {
 			{".item-name", "Sword of <Testing>"}, // as the merchant wrote it: escaped into text
 			{".description", "Delivered to your game account within a minute."},
 		} {
-			if got := e.text(c.sel); got != c.want {
+			if got := e.textIs(c.sel, c.want); got != c.want {
 				t.Errorf("%s = %q; want %q", c.sel, got, c.want)
 			}
 		}
-		if got := eval[int](e, `[...document.querySelectorAll("img.item-image")].filter(i => i.complete && i.naturalWidth === 96).length`); got != 2 {
+		// The images load lazily, after the page: wait for them.
+		if got := until(e, `[...document.querySelectorAll("img.item-image")].filter(i => i.complete && i.naturalWidth === 96).length`, 2); got != 2 {
 			t.Errorf("item images loaded = %d; want 2", got)
 		}
-		if got := eval[string](e, `document.querySelector("a.back").href`); got != "https://"+shopHost+"/cart" {
+		if got := until(e, `document.querySelector("a.back").href`, "https://"+shopHost+"/cart"); got != "https://"+shopHost+"/cart" {
 			t.Errorf("back link = %q; want cancel_url", got)
 		}
-		if got := e.value("#email"); got != "buyer@example.com" {
+		if got := e.valueIs("#email", "buyer@example.com"); got != "buyer@example.com" {
 			t.Errorf("email = %q; want the customer's, prefilled", got)
 		}
 		for id, label := range map[string]string{"number": "Card number", "expiry": "Expiry", "cvc": "CVC", "name": "Name on card"} {
-			if got := eval[string](e, `document.getElementById("`+id+`").labels[0].textContent`); got != label {
+			if got := until(e, `document.getElementById("`+id+`").labels[0].textContent`, label); got != label {
 				t.Errorf("label of #%s = %q; want %q", id, got, label)
 			}
 		}
-		if got := eval[bool](e, `document.body.innerText.includes("42") && !document.body.innerHTML.includes("order_id")`); !got {
+		if got := until(e, `document.body.innerText.includes("42") && !document.body.innerHTML.includes("order_id")`, true); !got {
 			t.Errorf("metadata is shown on the page")
 		}
 
 		// The script formats what is typed.
 		e.fillCard("4242424242424242")
 		for sel, want := range map[string]string{"#number": "4242 4242 4242 4242", "#expiry": "12/30"} {
-			if got := e.value(sel); got != want {
+			if got := e.valueIs(sel, want); got != want {
 				t.Errorf("%s as typed = %q; want %q", sel, got, want)
 			}
 		}
-		if got := e.text("button.pay-button"); got != "Pay $39.99" {
+		if got := e.textIs("button.pay-button", "Pay $39.99"); got != "Pay $39.99" {
 			t.Errorf("button = %q; want Pay $39.99", got)
 		}
 		if shoot(t) {
@@ -479,10 +538,10 @@ func TestBrowserCardPaysAndReturnsToTheShop(t *testing.T) {
 
 		// Back on the page, the buyer sees it paid, and no form.
 		e.do(chromedp.Navigate(s.CheckoutURL))
-		if got := e.text(".receipt h2"); got != "Payment received" {
+		if got := e.textIs(".receipt h2", "Payment received"); got != "Payment received" {
 			t.Errorf("page after paying = %q; want the receipt", got)
 		}
-		if n := eval[int](e, `document.forms.length`); n != 0 {
+		if n := until(e, `document.forms.length`, 0); n != 0 {
 			t.Errorf("a paid session's page has %d forms; want none", n)
 		}
 	})
@@ -510,7 +569,7 @@ func TestBrowserCardDeclinesThenSucceeds(t *testing.T) {
 			if i == 0 && shoot(t) {
 				e.screenshot("card-declined")
 			}
-			if got := e.value("#number"); got != "" {
+			if got := e.valueIs("#number", ""); got != "" {
 				t.Errorf("after %s the number field holds %q; want it empty (never sent back)", d.number, got)
 			}
 			if got := e.retrieve(s.ID).Status; got != checkout.StatusOpen {
@@ -547,26 +606,26 @@ func TestBrowserCardChecksBeforeSending(t *testing.T) {
 			"number": "Enter your card number.", "expiry": "Enter your card's expiry date.",
 			"cvc": "Enter your card's security code (CVC).", "name": "Enter the name on your card.",
 		} {
-			if got := e.text("#" + id + "-error"); got != msg {
+			if got := e.textIs("#"+id+"-error", msg); got != msg {
 				t.Errorf("#%s-error = %q; want %q", id, got, msg)
 			}
-			if got := eval[string](e, `document.getElementById("`+id+`").getAttribute("aria-invalid")`); got != "true" {
+			if got := until(e, `document.getElementById("`+id+`").getAttribute("aria-invalid")`, "true"); got != "true" {
 				t.Errorf("#%s aria-invalid = %q; want true", id, got)
 			}
 		}
-		if got := eval[string](e, `document.activeElement.id`); got != "number" {
+		if got := until(e, `document.activeElement.id`, "number"); got != "number" {
 			t.Errorf("focus on #%s; want #number", got)
 		}
 
 		// A number that fails the Luhn check is never sent.
 		e.fillCard("4242424242424241")
 		e.pay()
-		if got := e.text("#number-error"); got != "Your card number is invalid." {
+		if got := e.textIs("#number-error", "Your card number is invalid."); got != "Your card number is invalid." {
 			t.Errorf("#number-error = %q", got)
 		}
 		// Typing again clears the error.
 		e.do(chromedp.SendKeys(chromedp.ID("number"), "1"))
-		if got := eval[string](e, `document.getElementById("number-error").textContent`); got != "" {
+		if got := until(e, `document.getElementById("number-error").textContent`, ""); got != "" {
 			t.Errorf("#number-error after typing = %q; want it cleared", got)
 		}
 
@@ -581,14 +640,13 @@ func TestBrowserCardChecksBeforeSending(t *testing.T) {
 		)
 		e.console.expect("status of 400") // the form comes back as 400 Bad Request
 		e.pay()
-		e.waitFor(`document.getElementById("expiry-error").textContent !== ""`)
-		if got := e.text("#expiry-error"); got != "Your card's expiry date is in the past." {
+		if got := e.textIs("#expiry-error", "Your card's expiry date is in the past."); got != "Your card's expiry date is in the past." {
 			t.Errorf("#expiry-error from the server = %q; want it to say the date is past", got)
 		}
-		if got := e.value("#number"); got != "" {
+		if got := e.valueIs("#number", ""); got != "" {
 			t.Errorf("re-rendered number = %q; want empty", got)
 		}
-		if got := e.value("#name"); got != "Jo Buyer" {
+		if got := e.valueIs("#name", "Jo Buyer"); got != "Jo Buyer" {
 			t.Errorf("re-rendered name = %q; want what was typed", got)
 		}
 		if got := e.payments(s.ID); len(got) != 0 {
@@ -642,12 +700,13 @@ func TestBrowserReceiptWithoutReturnURL(t *testing.T) {
 		e.do(chromedp.Navigate(s.CheckoutURL))
 		e.fillCard("4242424242424242")
 		e.pay()
-		if got := e.text(".receipt h2"); got != "Payment received" {
+		if got := e.textIs(".receipt h2", "Payment received"); got != "Payment received" {
 			t.Fatalf("after paying = %q; want the receipt", got)
 		}
 		paid := e.retrieve(s.ID)
-		receipt := e.text(".receipt")
-		for _, want := range []string{"$4.99", "Visa", *paid.PaymentID, "buyer@example.com", "You can close this page."} {
+		wants := []string{"$4.99", "Visa", *paid.PaymentID, "buyer@example.com", "You can close this page."}
+		receipt := e.textHas(".receipt", wants...)
+		for _, want := range wants {
 			if !strings.Contains(receipt, want) {
 				t.Errorf("receipt %q lacks %q", receipt, want)
 			}
@@ -673,14 +732,14 @@ func TestBrowserCryptoConfirmsWhileTheBuyerWatches(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := e.text("[data-address]"); got != q.Address {
+		if got := e.textIs("[data-address]", q.Address); got != q.Address {
 			t.Errorf("address = %q; want %q", got, q.Address)
 		}
 		// $39.99 at the test price of $60,000 a coin: 66650 satoshi.
-		if got := e.text("[data-coin-amount]"); got != "0.0006665 BTC" {
+		if got := e.textIs("[data-coin-amount]", "0.0006665 BTC"); got != "0.0006665 BTC" {
 			t.Errorf("amount = %q; want 0.0006665 BTC", got)
 		}
-		if n := eval[int](e, `document.querySelectorAll(".qr-wrap svg").length`); n != 1 {
+		if n := until(e, `document.querySelectorAll(".qr-wrap svg").length`, 1); n != 1 {
 			t.Errorf("QR codes = %d; want 1", n)
 		}
 		if shoot(t) {
@@ -690,7 +749,7 @@ func TestBrowserCryptoConfirmsWhileTheBuyerWatches(t *testing.T) {
 		// The test-mode control broadcasts the transaction.
 		e.do(chromedp.Click(chromedp.CSS(".simulate button")))
 		e.waitFor(`document.body.dataset.state === "processing"`)
-		if got := e.text("[data-confirmations]") + " of " + e.text("[data-needed]"); got != "0 of 2" {
+		if got := e.textIs("[data-confirmations]", "0") + " of " + e.textIs("[data-needed]", "2"); got != "0 of 2" {
 			t.Errorf("confirmations = %q; want 0 of 2", got)
 		}
 
@@ -703,7 +762,7 @@ func TestBrowserCryptoConfirmsWhileTheBuyerWatches(t *testing.T) {
 		if !eval[bool](e, `window.stillThisPage === true`) {
 			t.Errorf("the page reloaded to show a confirmation; want it updated in place")
 		}
-		if got := eval[float64](e, `document.querySelector("progress").value`); got != 1 {
+		if got := until(e, `document.querySelector("progress").value`, 1.0); got != 1 {
 			t.Errorf("progress = %v; want 1", got)
 		}
 		if got := e.retrieve(s.ID).Status; got != checkout.StatusOpen {
@@ -742,8 +801,9 @@ func TestBrowserSkinsCompleteAfterTheHoldWithTheBuyerGone(t *testing.T) {
 			chromedp.Click(chromedp.CSS(`nav.methods a[href$="method=skins"]`)),
 			chromedp.WaitVisible(chromedp.CSS("form[data-skins-form]")),
 		)
-		disabled := func() bool { return eval[bool](e, `document.querySelector("form[data-skins-form] button").disabled`) }
-		if !disabled() {
+		const button = `document.querySelector("form[data-skins-form] button")`
+		disabled := func() bool { return eval[bool](e, button+`.disabled`) }
+		if !until(e, button+`.disabled`, true) {
 			t.Errorf("the trade button is enabled with nothing picked")
 		}
 		pick := func(i int) { e.do(chromedp.Click(chromedp.CSS(`input[value="` + inv[i].ID + `"]`))) }
@@ -751,17 +811,17 @@ func TestBrowserSkinsCompleteAfterTheHoldWithTheBuyerGone(t *testing.T) {
 		pick(3)
 		pick(4)
 		pick(2)
-		if got := e.text("[data-picked]"); !strings.Contains(got, "(not enough yet)") || !disabled() {
-			t.Errorf("picked 95%%: %q, disabled %v; want not enough and disabled", got, disabled())
+		if !until(e, textJS("[data-picked]")+`.includes("(not enough yet)") && `+button+`.disabled`, true) {
+			t.Errorf("picked 95%%: %q, disabled %v; want not enough and disabled", eval[string](e, textJS("[data-picked]")), disabled())
 		}
 		// And 12%: enough.
 		pick(1)
-		if got := e.text("[data-picked]"); !strings.Contains(got, "(enough)") || disabled() {
-			t.Errorf("picked 107%%: %q, disabled %v; want enough and enabled", got, disabled())
+		if !until(e, textJS("[data-picked]")+`.includes("(enough)") && !`+button+`.disabled`, true) {
+			t.Errorf("picked 107%%: %q, disabled %v; want enough and enabled", eval[string](e, textJS("[data-picked]")), disabled())
 		}
 		e.do(chromedp.Click(chromedp.CSS("form[data-skins-form] button")))
 		e.waitFor(`document.body.dataset.state === "processing"`)
-		if got := e.text(".pay .card-panel"); !strings.Contains(got, "Your trade offer was accepted") || !strings.Contains(got, "8 November 2026") {
+		if got := e.textHas(".pay .card-panel", "Your trade offer was accepted", "8 November 2026"); !strings.Contains(got, "Your trade offer was accepted") || !strings.Contains(got, "8 November 2026") {
 			t.Errorf("after the trade = %q; want the hold and its end", got)
 		}
 		if shoot(t) {
@@ -792,13 +852,13 @@ func TestBrowserFinalStatesAndUnknownSessions(t *testing.T) {
 		s := e.create(orderBody)
 		e.clk.Advance(time.Hour)
 		e.do(chromedp.Navigate(s.CheckoutURL))
-		if got := e.text(".pay h2"); got != "This checkout has expired" {
+		if got := e.textIs(".pay h2", "This checkout has expired"); got != "This checkout has expired" {
 			t.Errorf("expired session's page = %q", got)
 		}
-		if n := eval[int](e, `document.forms.length`); n != 0 {
+		if n := until(e, `document.forms.length`, 0); n != 0 {
 			t.Errorf("expired session's page has %d forms; want none", n)
 		}
-		if got := eval[string](e, `document.querySelector(".pay a.button").href`); got != "https://"+shopHost+"/cart" {
+		if got := until(e, `document.querySelector(".pay a.button").href`, "https://"+shopHost+"/cart"); got != "https://"+shopHost+"/cart" {
 			t.Errorf("expired page links to %q; want cancel_url", got)
 		}
 		if shoot(t) {
@@ -813,8 +873,8 @@ func TestBrowserFinalStatesAndUnknownSessions(t *testing.T) {
 		if resp.Status != http.StatusNotFound {
 			t.Errorf("unknown session: status %d; want 404", resp.Status)
 		}
-		if got := e.text("h1"); !strings.Contains(strings.ToLower(got), "not found") && !strings.Contains(strings.ToLower(got), "no such") {
-			t.Errorf("unknown session's page says %q; want that it was not found", got)
+		if !until(e, `/not found|no such/i.test(`+textJS("h1")+`)`, true) {
+			t.Errorf("unknown session's page says %q; want that it was not found", eval[string](e, textJS("h1")))
 		}
 	})
 }

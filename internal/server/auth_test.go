@@ -94,6 +94,29 @@ func TestAuthentication(t *testing.T) {
 	})
 }
 
+// An HMAC key's secret sent as a bearer is refused with a message that says
+// what to send instead, and offers nothing the API does not do.
+func TestHMACSecretAsBearer(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		h := newHarness(t, db)
+		_, hmac, err := h.svc.CreateAPIKey(context.Background(), checkout.APIKeyParams{
+			MerchantID: h.store.ID, Mode: checkout.ModeTest, Type: checkout.KeyHMAC, Permissions: []checkout.Permission{checkout.PermCheckoutsWrite},
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := h.with(t).do(request{method: "POST", path: "/v1/stores/" + h.store.ID + "/checkouts", body: swordBody,
+			header: http.Header{"Authorization": {"Bearer " + hmac}}})
+		e := r.envelope(t)
+		if r.Status != http.StatusUnauthorized || e.Error == nil || e.Error.Code != checkout.EInvalidAPIKey {
+			t.Fatalf("POST with an HMAC key's secret = %d %s; want 401 invalid_api_key", r.Status, r.Body)
+		}
+		if msg := e.Error.Message; !strings.Contains(msg, "bearer key") || strings.Contains(msg, "sign") {
+			t.Errorf("message = %q; want it to ask for a bearer key, and not to offer request signing, which the API does not do", msg)
+		}
+	})
+}
+
 // A revoked key stops working on a node once its cache has aged
 // service.MaxKeyCacheTTL (DESIGN.md 2: within 5 seconds), on every route.
 func TestRevocation(t *testing.T) {

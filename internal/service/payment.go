@@ -311,7 +311,7 @@ func (s *Service) settle(ctx context.Context, paymentID string, fn func(tx *txn,
 // succeedPayment completes the session with payment p and records
 // payment.succeeded and checkout.completed. When the session cannot
 // complete with p (another payment took it), p fails with session_completed
-// instead: its money is to be refunded, from the dashboard.
+// instead: its money is to be returned to the buyer.
 func (s *Service) succeedPayment(ctx context.Context, tx *txn, m *checkout.Merchant, sess *checkout.Session, p *checkout.Payment) error {
 	now := s.now()
 	if err := sess.Complete(p.ID, now); err != nil {

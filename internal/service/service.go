@@ -1,5 +1,5 @@
 // Package service is checkoutd's application core: the operations the API,
-// the CLI, the payment page, the dashboard and the background jobs share.
+// the CLI, the payment page and the background jobs share.
 // Each operation validates with the pure domain (package checkout) and
 // writes through checkout.Store, every state change in one transaction with
 // the events it emits.
@@ -203,8 +203,8 @@ func (s *Service) RevokeAPIKey(ctx context.Context, id string) (*checkout.APIKey
 
 // Authenticate returns the live bearer key whose secret this is. Unknown,
 // revoked and malformed secrets all fail with invalid_api_key, saying
-// nothing of which; so does an HMAC key's secret, which signs requests and
-// must never be accepted as a bearer secret, whoever the caller is.
+// nothing of which; so does an HMAC key's secret, which must never be
+// accepted as a bearer secret, whoever the caller is.
 //
 // Only a secret of a bearer key's shape costs a database read, and only
 // once per KeyCacheTTL: known keys and unknown secrets alike are cached for

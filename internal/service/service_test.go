@@ -131,8 +131,7 @@ func TestAuthenticate(t *testing.T) {
 	})
 }
 
-// An HMAC key signs requests; its secret never travels, so it must not
-// work as a bearer secret.
+// An HMAC key's secret must not work as a bearer secret.
 func TestAuthenticateRefusesHMACSecret(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		f := newFixture(t, db)
