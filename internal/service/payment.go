@@ -642,7 +642,10 @@ func checkTrade(inv []checkout.SkinItem, ids []string, total int64, currency str
 // how many it changed: crypto payments whose confirmations are in, skins
 // trades whose hold ended, test disputes to open, card charges whose
 // outcome was never written. The payments job runs it every few seconds; a
-// payment that is not ready yet is looked at again later.
+// payment that is not ready yet is looked at again later. A payment that
+// fails (its processor does not answer, its row cannot be written) is
+// logged and counted (Stats.RowFailures), the others are handled all the
+// same, and the errors are returned together.
 func (s *Service) ProcessDuePayments(ctx context.Context, limit int) (int, error) {
 	due, err := s.store.PaymentListDue(ctx, s.now(), limit)
 	if err != nil {
@@ -653,6 +656,10 @@ func (s *Service) ProcessDuePayments(ctx context.Context, limit int) (int, error
 	for _, p := range due {
 		changed, err := s.processDue(ctx, p)
 		if err != nil {
+			if ctx.Err() != nil {
+				return n, err // shutting down: not the row's fault
+			}
+			s.rowFailed(ctx, JobPayments, "payment_id", p.ID, err)
 			errs = append(errs, fmt.Errorf("payment %s: %w", p.ID, err))
 			continue
 		}
