@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/checkoutd/checkoutd/checkout"
 )
@@ -224,4 +225,16 @@ func (s *Service) ExpireAll(ctx context.Context) (int, error) {
 			return total, err
 		}
 	}
+}
+
+// expireLocked expires a locked, due session in tx and records
+// checkout.expired.
+func (s *Service) expireLocked(ctx context.Context, tx *txn, m *checkout.Merchant, sess *checkout.Session, now time.Time) error {
+	if err := sess.Expire(now); err != nil {
+		return err
+	}
+	if err := tx.SessionUpdate(ctx, sess); err != nil {
+		return err
+	}
+	return s.emitSession(ctx, tx, m, checkout.EventCheckoutExpired, sess)
 }
