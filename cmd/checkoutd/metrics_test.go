@@ -79,6 +79,8 @@ func TestServeMetrics(t *testing.T) {
 			{"checkoutd_webhook_deliveries_failed_total", nil, 0},
 			{"checkoutd_request_logs_dropped_total", nil, 0},
 			{"checkoutd_job_failures_total", nil, 0},
+			{"checkoutd_job_row_failures_total", []string{"job", "expire-sessions"}, 0},
+			{"checkoutd_job_row_failures_total", []string{"job", "payments"}, 0},
 			{"checkoutd_db_errors_total", nil, 0},
 			{"checkoutd_store_rows_skipped_total", nil, 0},
 		} {

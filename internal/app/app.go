@@ -127,9 +127,9 @@ func New(cfg Config) *App {
 	a.RequestLogs = service.NewRequestLogWriter(cfg.Store, cfg.Logger)
 	svc := a.Service
 	a.Jobs = []jobs.Job{
-		{Name: "expire-sessions", Interval: or(cfg.ExpiryInterval, DefaultExpiryInterval), Counts: &jobs.Counts{},
+		{Name: service.JobExpireSessions, Interval: or(cfg.ExpiryInterval, DefaultExpiryInterval), Counts: &jobs.Counts{},
 			RunOnce: func(ctx context.Context) error { _, err := svc.ExpireAll(ctx); return err }},
-		{Name: "payments", Interval: or(cfg.PaymentsInterval, DefaultPaymentsInterval), Counts: &jobs.Counts{},
+		{Name: service.JobPayments, Interval: or(cfg.PaymentsInterval, DefaultPaymentsInterval), Counts: &jobs.Counts{},
 			RunOnce: func(ctx context.Context) error { _, err := svc.ProcessAllDuePayments(ctx); return err }},
 		{Name: "purge", Interval: or(cfg.PurgeInterval, DefaultPurgeInterval), Counts: &jobs.Counts{},
 			RunOnce: func(ctx context.Context) error { _, err := svc.Purge(ctx); return err }},

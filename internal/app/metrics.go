@@ -90,6 +90,12 @@ func newMetrics(o observed) *metrics.Registry {
 				emit(float64(j.Counts.Failures()), j.Name)
 			}
 		})
+	r.Func("checkoutd_job_row_failures_total", "Rows (sessions, payments) a background job could not handle; each is logged with its id and the job carries on with the others.",
+		counter, []string{"job"}, func(_ context.Context, emit metrics.Emit) {
+			for job, n := range o.service.Stats().RowFailures {
+				emit(float64(n), job)
+			}
+		})
 	r.Func("checkoutd_job_last_success_timestamp_seconds", "When each background job last finished a round without error (Unix time); absent before the first.",
 		gauge, []string{"job"}, func(_ context.Context, emit metrics.Emit) {
 			for _, j := range o.jobs {

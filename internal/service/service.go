@@ -62,6 +62,8 @@ type Service struct {
 	counts          struct {
 		created, expired     modeCounter
 		capturedAfterFailure atomic.Int64
+		// rowFailures counts, by job, the rows a job could not handle.
+		rowFailures struct{ expiry, payments atomic.Int64 }
 	}
 }
 
@@ -89,7 +91,18 @@ type Stats struct {
 	// CapturedAfterFailure counts payments whose processor took the money
 	// after the payment had failed: each is flagged for refund.
 	CapturedAfterFailure int64
+	// RowFailures counts, by job (JobExpireSessions, JobPayments), the
+	// sessions or payments a background job failed to handle; the job
+	// logged each and carried on with the others.
+	RowFailures map[string]int64
 }
+
+// The background jobs that run the service's work, as the jobs and
+// metrics name them.
+const (
+	JobExpireSessions = "expire-sessions" // ExpireAll
+	JobPayments       = "payments"        // ProcessAllDuePayments
+)
 
 // Stats returns the service's counts.
 func (s *Service) Stats() Stats {
@@ -97,7 +110,24 @@ func (s *Service) Stats() Stats {
 		SessionsCreated:      s.counts.created.load(),
 		SessionsExpired:      s.counts.expired.load(),
 		CapturedAfterFailure: s.counts.capturedAfterFailure.Load(),
+		RowFailures: map[string]int64{
+			JobExpireSessions: s.counts.rowFailures.expiry.Load(),
+			JobPayments:       s.counts.rowFailures.payments.Load(),
+		},
 	}
+}
+
+// rowFailed logs and counts a row that a background job could not handle;
+// the job carries on with the others. key names the row's id (session_id,
+// payment_id).
+func (s *Service) rowFailed(ctx context.Context, job, key, id string, err error) {
+	switch job {
+	case JobExpireSessions:
+		s.counts.rowFailures.expiry.Add(1)
+	case JobPayments:
+		s.counts.rowFailures.payments.Add(1)
+	}
+	s.log.ErrorContext(ctx, "background job failed on a row; carrying on with the others", "job", job, key, id, "error", err)
 }
 
 // MaxKeyCacheTTL is the longest a revoked key may keep working on a node.

@@ -3,6 +3,9 @@ package service
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
 
 	"github.com/checkoutd/checkoutd/checkout"
 )
@@ -140,27 +143,41 @@ func (s *Service) checkStore(key *checkout.APIKey, storeID string) error {
 }
 
 // ExpireDue expires up to limit sessions that are due and returns how many
-// it expired. The expiry job calls it every few seconds.
+// it expired. The expiry job calls it every few seconds. A session that
+// cannot be expired is logged and counted (Stats.RowFailures), and the
+// others are expired all the same; the errors are returned together.
 func (s *Service) ExpireDue(ctx context.Context, limit int) (int, error) {
 	due, err := s.store.SessionListDue(ctx, s.now(), limit)
 	if err != nil {
 		return 0, err
 	}
 	n := 0
+	var errs []error
 	for _, d := range due {
-		m, err := s.Merchant(ctx, d.MerchantID)
+		expired, err := s.expireDue(ctx, d)
 		if err != nil {
-			return n, err
-		}
-		_, expired, err := s.expire(ctx, m, d.ID)
-		if err != nil {
-			return n, err
+			if ctx.Err() != nil {
+				return n, err // shutting down: not the row's fault
+			}
+			s.rowFailed(ctx, JobExpireSessions, "session_id", d.ID, err)
+			errs = append(errs, fmt.Errorf("session %s: %w", d.ID, err))
+			continue
 		}
 		if expired {
 			n++
 		}
 	}
-	return n, nil
+	return n, errors.Join(errs...)
+}
+
+// expireDue expires one session that SessionListDue returned.
+func (s *Service) expireDue(ctx context.Context, d *checkout.Session) (bool, error) {
+	m, err := s.Merchant(ctx, d.MerchantID)
+	if err != nil {
+		return false, err
+	}
+	_, expired, err := s.expire(ctx, m, d.ID)
+	return expired, err
 }
 
 // expire turns the session expired if it is still due once locked, and
@@ -208,4 +225,16 @@ func (s *Service) ExpireAll(ctx context.Context) (int, error) {
 			return total, err
 		}
 	}
+}
+
+// expireLocked expires a locked, due session in tx and records
+// checkout.expired.
+func (s *Service) expireLocked(ctx context.Context, tx *txn, m *checkout.Merchant, sess *checkout.Session, now time.Time) error {
+	if err := sess.Expire(now); err != nil {
+		return err
+	}
+	if err := tx.SessionUpdate(ctx, sess); err != nil {
+		return err
+	}
+	return s.emitSession(ctx, tx, m, checkout.EventCheckoutExpired, sess)
 }

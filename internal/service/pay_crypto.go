@@ -1,0 +1,181 @@
+package service
+
+import (
+	"context"
+	"fmt"
+	"slices"
+
+	"github.com/checkoutd/checkoutd/checkout"
+	"github.com/checkoutd/checkoutd/internal/pay"
+)
+
+// CryptoQuote returns the address and amount at which a session takes coin,
+// the same on every view and node: the first quote stands.
+func (s *Service) CryptoQuote(ctx context.Context, sessionID, coinCode string) (*checkout.CryptoQuote, error) {
+	coin, ok := checkout.CoinByCode(coinCode)
+	if !ok {
+		return nil, checkout.Errorf(checkout.EValidationFailed, "Pick one of the coins offered.")
+	}
+	ps, err := s.PageSession(ctx, sessionID)
+	if err != nil {
+		return nil, err
+	}
+	network := s.procs.For(ps.Session.Mode).Crypto
+	if network == nil {
+		return nil, checkout.DeclineMethod
+	}
+	if q, err := s.store.CryptoQuoteGet(ctx, sessionID, coin.Code); err == nil || !checkout.IsCode(err, checkout.ENotFound) {
+		return q, err
+	}
+	if d := ps.Session.PaymentDecline(s.now()); d == checkout.DeclineComplete || d == checkout.DeclineExpired {
+		return nil, d
+	}
+	sess := ps.Session
+	quote, err := network.Quote(ctx, pay.QuoteRequest{SessionID: sessionID, Mode: sess.Mode, Coin: coin, Amount: sess.TotalAmount, Currency: sess.Currency})
+	if err != nil {
+		return nil, checkout.Internal(fmt.Errorf("quote %s: %w", coin.Code, err))
+	}
+	q := &checkout.CryptoQuote{SessionID: sessionID, Coin: coin.Code, Address: quote.Address, AmountBase: quote.Amount.String(), CreatedAt: s.now()}
+	if err := s.store.InTx(ctx, func(tx checkout.Tx) error { return tx.CryptoQuoteInsert(ctx, q) }); err != nil {
+		return nil, err
+	}
+	return s.store.CryptoQuoteGet(ctx, sessionID, coin.Code)
+}
+
+// CryptoReceived records a transaction paying a session's quote for a coin,
+// as a crypto network reports it, once per transaction. When the session
+// is open and free, the payment holds it until its confirmations are in.
+// Money that arrives for a session that cannot take it is recorded as a
+// failed payment, to be refunded: session_expired (late crypto, DESIGN.md
+// 4.10), session_completed, or duplicate_payment when another payment holds
+// the session.
+func (s *Service) CryptoReceived(ctx context.Context, sessionID, coin, txHash string) (*checkout.Payment, error) {
+	return s.cryptoReceived(ctx, sessionID, coin, txHash, false)
+}
+
+// SimulateCryptoPayment is the test-mode control of the page: the simulated
+// wallet sends the quoted amount. Unlike a real wallet it checks first, in
+// the transaction that records the payment, and sends nothing (declining)
+// when the session is paid or another payment holds it: a test buyer is
+// never charged twice. A session whose hour is over still receives it, as
+// late crypto does.
+func (s *Service) SimulateCryptoPayment(ctx context.Context, sessionID, coin string) (*checkout.Payment, error) {
+	sess, err := s.store.SessionGet(ctx, sessionID)
+	if err != nil {
+		return nil, err
+	}
+	if sess.Mode.Live() {
+		return nil, checkout.Errorf(checkout.EValidationFailed, "Simulated payments exist in test mode only.")
+	}
+	q, err := s.store.CryptoQuoteGet(ctx, sessionID, coin)
+	if err != nil {
+		return nil, err
+	}
+	return s.cryptoReceived(ctx, sessionID, coin, pay.TestTxHash(q), true)
+}
+
+func (s *Service) cryptoReceived(ctx context.Context, sessionID, coinCode, txHash string, refuseTaken bool) (*checkout.Payment, error) {
+	coin, ok := checkout.CoinByCode(coinCode)
+	if !ok {
+		return nil, checkout.Errorf(checkout.EValidationFailed, "Unknown coin %s.", coinCode)
+	}
+	q, err := s.store.CryptoQuoteGet(ctx, sessionID, coin.Code)
+	if err != nil {
+		return nil, err
+	}
+	payments, err := s.store.PaymentListBySession(ctx, sessionID)
+	if err != nil {
+		return nil, err
+	}
+	if i := slices.IndexFunc(payments, func(p *checkout.Payment) bool { return p.Crypto != nil && p.Crypto.TxHash == txHash }); i >= 0 {
+		return payments[i], nil // reported again
+	}
+	m, err := s.sessionMerchant(ctx, sessionID)
+	if err != nil {
+		return nil, err
+	}
+	var p *checkout.Payment
+	var decline checkout.Decline
+	err = s.inTx(ctx, func(tx *txn) error {
+		sess, err := tx.SessionGetForUpdate(ctx, sessionID)
+		if err != nil {
+			return err
+		}
+		// Again under the session's lock, which every payment of the
+		// session takes: a report racing this one (the network repeating
+		// itself, another node) may have recorded the transaction since.
+		if p, err = tx.PaymentGetByTxHash(ctx, sessionID, txHash); err == nil || !checkout.IsCode(err, checkout.ENotFound) {
+			return err
+		}
+		p = nil
+		now := s.now()
+		if sess.ExpiryDue(now) {
+			if err := s.expireLocked(ctx, tx, m, sess, now); err != nil {
+				return err
+			}
+		}
+		d := sess.PaymentDecline(now)
+		if refuseTaken && (d == checkout.DeclineComplete || d == checkout.DeclineInProgress) {
+			decline = d
+			return nil
+		}
+		p = checkout.NewPayment(sess, checkout.MethodCrypto, now)
+		p.Crypto = &checkout.CryptoDetails{
+			Coin: coin.Code, Address: q.Address, AmountBase: q.AmountBase, TxHash: txHash,
+			Confirmations: coin.Confirmations, BroadcastAt: now.UnixMilli(),
+		}
+		if d != checkout.DeclineNone {
+			code := map[checkout.Decline]string{
+				checkout.DeclineExpired:    checkout.FailSessionExpired,
+				checkout.DeclineComplete:   checkout.FailSessionCompleted,
+				checkout.DeclineInProgress: checkout.FailDuplicatePayment,
+			}[d]
+			if err := tx.PaymentInsert(ctx, p); err != nil {
+				return err
+			}
+			return s.failPayment(ctx, tx, m, sess, p, code)
+		}
+		due := now.Add(coin.ConfirmationTime())
+		p.DueAt = &due
+		if err := sess.BeginPayment(p.ID, now); err != nil {
+			return err
+		}
+		if err := tx.PaymentInsert(ctx, p); err != nil {
+			return err
+		}
+		return tx.SessionUpdate(ctx, sess)
+	})
+	if err != nil {
+		return nil, err
+	}
+	if decline != checkout.DeclineNone {
+		return nil, decline
+	}
+	return p, nil
+}
+
+// CryptoProgress is how far a crypto payment is: confirmations so far and
+// needed.
+type CryptoProgress struct {
+	Confirmations int
+	Needed        int
+}
+
+// CryptoProgressOf returns the progress of a crypto payment now.
+func (s *Service) CryptoProgressOf(ctx context.Context, p *checkout.Payment) (CryptoProgress, error) {
+	if p.Crypto == nil {
+		return CryptoProgress{}, fmt.Errorf("payment %s is not a crypto payment", p.ID)
+	}
+	pr := CryptoProgress{Needed: p.Crypto.Confirmations}
+	if p.Status.Captured() {
+		pr.Confirmations = pr.Needed
+		return pr, nil
+	}
+	network := s.procs.For(p.Mode).Crypto
+	if network == nil {
+		return pr, nil
+	}
+	n, err := network.Confirmations(ctx, p, s.now())
+	pr.Confirmations = min(n, pr.Needed)
+	return pr, err
+}

@@ -1,0 +1,69 @@
+package service
+
+import (
+	"context"
+
+	"github.com/checkoutd/checkoutd/checkout"
+	"github.com/checkoutd/checkoutd/internal/pay"
+)
+
+// PageSession is what the hosted payment page shows of a session.
+type PageSession struct {
+	Session  *checkout.Session
+	Merchant *checkout.Merchant
+	// Methods are the payment methods the session's mode offers.
+	Methods []checkout.PaymentMethod
+	// Active is the payment on its way, nil when none is.
+	Active *checkout.Payment
+	// Paid is the payment that completed the session, nil until one did.
+	Paid *checkout.Payment
+	// Failed are the session's failed payments. Their order is not that of
+	// the attempts: payments made within one tick of the clock tie.
+	Failed []*checkout.Payment
+	// FailedCardAttempts counts the session's failed card payments.
+	FailedCardAttempts int
+}
+
+// PageSession returns a session for its payment page. Anyone holding the
+// session's id may see this: the page is public. A session whose hour is
+// over turns expired here, as on any read.
+func (s *Service) PageSession(ctx context.Context, id string) (*PageSession, error) {
+	if !checkout.ValidSessionID(id) {
+		return nil, checkout.Errorf(checkout.ECheckoutNotFound, "No such checkout session.")
+	}
+	sess, err := s.store.SessionGet(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	m, err := s.Merchant(ctx, sess.MerchantID)
+	if err != nil {
+		return nil, err
+	}
+	if sess.ExpiryDue(s.now()) {
+		if sess, _, err = s.expire(ctx, m, id); err != nil {
+			return nil, err
+		}
+	}
+	ps := &PageSession{Session: sess, Merchant: m, Methods: s.procs.For(sess.Mode).Methods()}
+	payments, err := s.store.PaymentListBySession(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	for _, p := range payments {
+		switch {
+		case sess.ActivePaymentID != nil && p.ID == *sess.ActivePaymentID:
+			ps.Active = p
+		case sess.PaymentID != nil && p.ID == *sess.PaymentID:
+			ps.Paid = p
+		case p.Status == checkout.PaymentFailed:
+			ps.Failed = append(ps.Failed, p)
+			if p.Method == checkout.MethodCard {
+				ps.FailedCardAttempts++
+			}
+		}
+	}
+	return ps, nil
+}
+
+// Processors returns the processors of a mode.
+func (s *Service) Processors(mode checkout.Mode) pay.Processors { return s.procs.For(mode) }

@@ -1,0 +1,165 @@
+package service
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/checkoutd/checkoutd/checkout"
+)
+
+// ProcessDuePayments does what is due on up to limit payments and returns
+// how many it changed: crypto payments whose confirmations are in, skins
+// trades whose hold ended, test disputes to open, card charges whose
+// outcome was never written. The payments job runs it every few seconds; a
+// payment that is not ready yet is looked at again later. A payment that
+// fails (its processor does not answer, its row cannot be written) is
+// logged and counted (Stats.RowFailures), the others are handled all the
+// same, and the errors are returned together.
+func (s *Service) ProcessDuePayments(ctx context.Context, limit int) (int, error) {
+	due, err := s.store.PaymentListDue(ctx, s.now(), limit)
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	var errs []error
+	for _, p := range due {
+		changed, err := s.processDue(ctx, p)
+		if err != nil {
+			if ctx.Err() != nil {
+				return n, err // shutting down: not the row's fault
+			}
+			s.rowFailed(ctx, JobPayments, "payment_id", p.ID, err)
+			errs = append(errs, fmt.Errorf("payment %s: %w", p.ID, err))
+			continue
+		}
+		if changed {
+			n++
+		}
+	}
+	return n, errors.Join(errs...)
+}
+
+// processDue handles one due payment. What it asks processors it asks
+// before the transaction, which re-checks under lock that the payment is
+// still due (another node may have handled it).
+func (s *Service) processDue(ctx context.Context, p *checkout.Payment) (bool, error) {
+	procs := s.procs.For(p.Mode)
+	now := s.now()
+	var act settleFunc
+	var later time.Time // when nothing can be done yet: look again then
+	switch {
+	case p.Status.Captured() && p.DisputeOnSuccess:
+		act = func(tx *txn, m *checkout.Merchant, sess *checkout.Session, p *checkout.Payment) error {
+			if err := p.OpenDispute(s.now()); err != nil {
+				return err
+			}
+			p.DisputeOnSuccess = false
+			if err := tx.PaymentUpdate(ctx, p); err != nil {
+				return err
+			}
+			return s.emitPayment(ctx, tx, checkout.EventPaymentDisputed, p)
+		}
+	case p.Status != checkout.PaymentProcessing:
+		act = func(tx *txn, m *checkout.Merchant, sess *checkout.Session, p *checkout.Payment) error {
+			p.DueAt = nil // nothing left to do
+			return tx.PaymentUpdate(ctx, p)
+		}
+	case p.Method == checkout.MethodCrypto && procs.Crypto != nil && p.Crypto != nil:
+		confs, err := procs.Crypto.Confirmations(ctx, p, now)
+		if err != nil {
+			return false, err
+		}
+		if confs >= p.Crypto.Confirmations {
+			act = s.succeedWith(ctx)
+			break
+		}
+		coin, ok := checkout.CoinByCode(p.Crypto.Coin)
+		if !ok {
+			s.log.ErrorContext(ctx, "due crypto payment in an unknown coin", "payment_id", p.ID, "coin", p.Crypto.Coin)
+			later = now.Add(time.Hour)
+			break
+		}
+		broadcast := time.UnixMilli(p.Crypto.BroadcastAt)
+		if !now.Before(coin.Deadline(broadcast)) {
+			// Not confirmed by the deadline: the session is freed, and
+			// expires at its own expires_at if nothing else pays it.
+			s.log.WarnContext(ctx, "crypto payment not confirmed by its deadline; it fails",
+				"payment_id", p.ID, "session_id", p.SessionID, "coin", coin.Code, "confirmations", confs, "deadline", coin.ConfirmationDeadline)
+			act = s.failWith(ctx, checkout.FailConfirmationTimeout)
+			break
+		}
+		later = coin.NextLook(confs, broadcast, now)
+	case p.Method == checkout.MethodSkins && procs.Skins != nil:
+		if p.Skins == nil {
+			// The trade's outcome was never written (the platform did not
+			// answer, or the node stopped): ask the platform. Until it
+			// answers, the payment stays processing.
+			trade, found, err := procs.Skins.Lookup(ctx, p.ID)
+			if err != nil {
+				return false, err
+			}
+			if !found {
+				act = s.failWith(ctx, checkout.FailProcessingError)
+				break
+			}
+			act = s.tradeAnswer(ctx, trade).apply
+			break
+		}
+		if now.Before(time.Unix(p.Skins.HoldUntil, 0)) {
+			later = time.Unix(p.Skins.HoldUntil, 0)
+			break
+		}
+		stands, err := procs.Skins.Settled(ctx, p)
+		if err != nil {
+			return false, err
+		}
+		if !stands {
+			act = s.failWith(ctx, checkout.FailTradeReversed)
+			break
+		}
+		act = s.succeedWith(ctx)
+	case p.Method == checkout.MethodCard && procs.Card != nil:
+		res, found, err := procs.Card.Lookup(ctx, p.ID)
+		if err != nil {
+			return false, err
+		}
+		if !found {
+			act = s.failWith(ctx, checkout.FailProcessingError)
+			break
+		}
+		out, err := s.settleCard(ctx, p.ID, res)
+		return err == nil && out.Payment.Status != checkout.PaymentProcessing, err
+	default:
+		// No processor for the payment's method in its mode (a live
+		// processor removed from the configuration): look again in an hour.
+		s.log.ErrorContext(ctx, "due payment has no processor", "payment_id", p.ID, "method", p.Method, "mode", p.Mode)
+		later = now.Add(time.Hour)
+	}
+	changed := false
+	_, err := s.settle(ctx, p.ID, func(tx *txn, m *checkout.Merchant, sess *checkout.Session, cur *checkout.Payment) error {
+		if cur.DueAt == nil || !cur.DueAt.Equal(*p.DueAt) {
+			return nil // handled meanwhile
+		}
+		if act == nil {
+			cur.DueAt = &later
+			return tx.PaymentUpdate(ctx, cur)
+		}
+		changed = true
+		return act(tx, m, sess, cur)
+	})
+	return changed, err
+}
+
+// ProcessAllDuePayments runs ProcessDuePayments until nothing due is left.
+func (s *Service) ProcessAllDuePayments(ctx context.Context) (int, error) {
+	total := 0
+	for {
+		n, err := s.ProcessDuePayments(ctx, expireBatch)
+		total += n
+		if err != nil || n < expireBatch {
+			return total, err
+		}
+	}
+}
