@@ -1,12 +1,10 @@
 package api
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"io"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -16,32 +14,10 @@ import (
 
 	"github.com/checkoutd/checkoutd/checkout"
 	"github.com/checkoutd/checkoutd/internal/clock"
+	"github.com/checkoutd/checkoutd/internal/logtest"
 	"github.com/checkoutd/checkoutd/internal/store"
 	"github.com/checkoutd/checkoutd/internal/store/storetest"
 )
-
-// syncBuffer is a bytes.Buffer safe for concurrent writers.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
-func testLogger() (*slog.Logger, *syncBuffer) {
-	buf := &syncBuffer{}
-	return slog.New(slog.NewTextHandler(buf, nil)), buf
-}
 
 // fakeStore is a checkout.Store whose RequestLogInsert can be held up or
 // made to fail; any other method panics.
@@ -95,7 +71,7 @@ func countLogs(t *testing.T, db *store.DB, m string) int {
 // when there are more than one batch's worth.
 func TestRequestLogWriterFlush(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
-		log, _ := testLogger()
+		log, _ := logtest.Capture()
 		w := NewRequestLogWriter(db, log)
 		defer w.Close()
 		m := checkout.NewStoreID()
@@ -118,7 +94,7 @@ func TestRequestLogWriterFlush(t *testing.T) {
 // Close writes everything queued, however much, before it returns.
 func TestRequestLogWriterCloseDrains(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
-		log, _ := testLogger()
+		log, _ := logtest.Capture()
 		w := NewRequestLogWriter(db, log)
 		m := checkout.NewStoreID()
 		const n = 5000
@@ -138,7 +114,7 @@ func TestRequestLogWriterCloseDrains(t *testing.T) {
 // full, logs are dropped and counted.
 func TestRequestLogWriterNeverBlocks(t *testing.T) {
 	st := &fakeStore{block: make(chan struct{})}
-	log, buf := testLogger()
+	log, buf := logtest.Capture()
 	w := NewRequestLogWriter(st, log)
 	const n = requestLogBuffer + 4*requestLogBatch + 1000
 	done := make(chan struct{})
@@ -170,7 +146,7 @@ func TestRequestLogWriterNeverBlocks(t *testing.T) {
 // A batch the database refuses is logged and the writer goes on.
 func TestRequestLogWriterStoreError(t *testing.T) {
 	st := &fakeStore{fail: 1}
-	log, buf := testLogger()
+	log, buf := logtest.Capture()
 	w := NewRequestLogWriter(st, log)
 	defer w.Close()
 	w.Record(newLog("m", 0))
@@ -188,7 +164,7 @@ func TestRequestLogWriterStoreError(t *testing.T) {
 // Flush gives up when its context ends, even if the store never answers.
 func TestRequestLogWriterFlushContext(t *testing.T) {
 	st := &fakeStore{block: make(chan struct{})}
-	log, _ := testLogger()
+	log, _ := logtest.Capture()
 	w := NewRequestLogWriter(st, log)
 	w.Record(newLog("m", 0))
 	ctx, cancel := context.WithCancel(context.Background())
@@ -203,7 +179,7 @@ func TestRequestLogWriterFlushContext(t *testing.T) {
 // whatever bytes a client sends, the log can be stored on both databases.
 func TestLogRequests(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
-		log, buf := testLogger()
+		log, buf := logtest.Capture()
 		w := NewRequestLogWriter(db, log)
 		defer w.Close()
 		clk := clock.NewFake(t0)
@@ -259,7 +235,7 @@ func TestLogRequests(t *testing.T) {
 // the body all the same, as much of it as a log keeps.
 func TestLogRequestsUnreadBody(t *testing.T) {
 	st := &fakeStore{}
-	log, _ := testLogger()
+	log, _ := logtest.Capture()
 	w := NewRequestLogWriter(st, log)
 	defer w.Close()
 	key := &checkout.APIKey{ID: "key_0123", MerchantID: checkout.NewStoreID(), Mode: checkout.ModeTest}

@@ -23,6 +23,7 @@ import (
 	"github.com/checkoutd/checkoutd/internal/api"
 	"github.com/checkoutd/checkoutd/internal/app"
 	"github.com/checkoutd/checkoutd/internal/clock"
+	"github.com/checkoutd/checkoutd/internal/logtest"
 	"github.com/checkoutd/checkoutd/internal/service"
 	"github.com/checkoutd/checkoutd/internal/store"
 	"github.com/checkoutd/checkoutd/openapi"
@@ -47,7 +48,7 @@ type harness struct {
 	// cacheClock drives the key and store caches (real-time staleness).
 	cacheClock *clock.Fake
 	// logBuf receives every log line the server writes.
-	logBuf *syncBuffer
+	logBuf *logtest.Buffer
 	// A store with a test-mode write key.
 	store  *checkout.Merchant
 	secret string
@@ -71,8 +72,8 @@ func newHarness(t *testing.T, db *store.DB, opts ...harnessOptions) *harness {
 	}
 	clk := clock.NewFake(t0)
 	cacheClk := clock.NewFake(t0)
-	logBuf := &syncBuffer{}
-	log := slog.New(api.LogHandler{Handler: slog.NewTextHandler(logBuf, &slog.HandlerOptions{Level: slog.LevelDebug})})
+	logBuf := &logtest.Buffer{}
+	log := slog.New(api.LogHandler{Handler: logBuf.TextHandler()})
 	a := app.New(app.Config{
 		Store: db, WrapStore: o.wrapStore, Logger: log,
 		Now: clk.Now, CacheNow: cacheClk.Now, CheckoutBaseURL: checkoutBase,
@@ -108,24 +109,6 @@ func (h *harness) newKey(storeID string, mode checkout.Mode, perms ...checkout.P
 		h.t.Fatalf("CreateAPIKey: %v", err)
 	}
 	return k, secret
-}
-
-// syncBuffer is a bytes.Buffer safe for concurrent writers.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
 
 // response is a response read whole.
