@@ -19,13 +19,13 @@ import (
 	_ "github.com/jackc/pgx/v5/stdlib" // the "pgx" driver of the admin connection
 
 	"github.com/checkoutd/checkoutd/checkout"
-	"github.com/checkoutd/checkoutd/internal/api"
 	"github.com/checkoutd/checkoutd/internal/app"
 	"github.com/checkoutd/checkoutd/internal/jobs"
 	"github.com/checkoutd/checkoutd/internal/service"
 	"github.com/checkoutd/checkoutd/internal/store"
 	"github.com/checkoutd/checkoutd/internal/store/postgres"
 	"github.com/checkoutd/checkoutd/internal/store/sqlite"
+	"github.com/checkoutd/checkoutd/internal/web"
 	"github.com/checkoutd/checkoutd/internal/webhook"
 )
 
@@ -104,7 +104,7 @@ func startTarget(ctx context.Context, name string, cfg *config, stderr io.Writer
 // so that the access log costs what it costs in production, but discards
 // them; warnings and errors also go to stderr, where they are seen.
 func newLogger(stderr io.Writer) *slog.Logger {
-	return slog.New(api.LogHandler{Handler: slog.NewMultiHandler(
+	return slog.New(web.LogHandler{Handler: slog.NewMultiHandler(
 		slog.NewTextHandler(io.Discard, &slog.HandlerOptions{Level: slog.LevelInfo}),
 		slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}),
 	)})

@@ -21,6 +21,12 @@ type Coin struct {
 	// to 30 minutes).
 	Confirmations int
 	BlockTime     time.Duration
+	// ConfirmationDeadline is how long after its broadcast a transaction
+	// may take to confirm: past it, the payment fails with
+	// FailConfirmationTimeout and frees its session. Far beyond the usual
+	// confirmation time, near the point where the network itself gives up
+	// on a transaction (docs/payments.md gives the reasons per coin).
+	ConfirmationDeadline time.Duration
 	// URIScheme starts the payment URI of the QR code (BIP 21 and its
 	// equivalents).
 	URIScheme string
@@ -28,10 +34,10 @@ type Coin struct {
 
 // Coins lists the coins in the order the page offers them.
 var Coins = []Coin{
-	{Code: "BTC", Name: "Bitcoin", Decimals: 8, BaseUnit: "satoshi", Confirmations: 2, BlockTime: 10 * time.Minute, URIScheme: "bitcoin"},
-	{Code: "LTC", Name: "Litecoin", Decimals: 8, BaseUnit: "litoshi", Confirmations: 6, BlockTime: 150 * time.Second, URIScheme: "litecoin"},
-	{Code: "ETH", Name: "Ethereum", Decimals: 18, BaseUnit: "wei", Confirmations: 4, BlockTime: 12 * time.Second, URIScheme: "ethereum"},
-	{Code: "SOL", Name: "Solana", Decimals: 9, BaseUnit: "lamport", Confirmations: 32, BlockTime: 400 * time.Millisecond, URIScheme: "solana"},
+	{Code: "BTC", Name: "Bitcoin", Decimals: 8, BaseUnit: "satoshi", Confirmations: 2, BlockTime: 10 * time.Minute, ConfirmationDeadline: 24 * time.Hour, URIScheme: "bitcoin"},
+	{Code: "LTC", Name: "Litecoin", Decimals: 8, BaseUnit: "litoshi", Confirmations: 6, BlockTime: 150 * time.Second, ConfirmationDeadline: 24 * time.Hour, URIScheme: "litecoin"},
+	{Code: "ETH", Name: "Ethereum", Decimals: 18, BaseUnit: "wei", Confirmations: 4, BlockTime: 12 * time.Second, ConfirmationDeadline: 3 * time.Hour, URIScheme: "ethereum"},
+	{Code: "SOL", Name: "Solana", Decimals: 9, BaseUnit: "lamport", Confirmations: 32, BlockTime: 400 * time.Millisecond, ConfirmationDeadline: 10 * time.Minute, URIScheme: "solana"},
 }
 
 // CoinByCode returns the coin of an upper- or lower-case code.
@@ -48,6 +54,29 @@ func CoinByCode(code string) (Coin, bool) {
 // ConfirmationTime is how long after its broadcast a payment in c counts.
 func (c Coin) ConfirmationTime() time.Duration {
 	return time.Duration(c.Confirmations) * c.BlockTime
+}
+
+// Deadline returns when a transaction of c broadcast at broadcast must
+// have confirmed.
+func (c Coin) Deadline(broadcast time.Time) time.Time {
+	return broadcast.Add(c.ConfirmationDeadline)
+}
+
+// NextLook returns when to ask again about a transaction broadcast at
+// broadcast that had confs confirmations at now, fewer than needed: when
+// the missing ones could be in at the coin's block time, or, once it is
+// overdue, after a quarter of the time it is overdue (at most an hour),
+// so a stuck transaction is asked about a few dozen times rather than at
+// every block; at least a second on, and never after the deadline.
+func (c Coin) NextLook(confs int, broadcast, now time.Time) time.Time {
+	wait := time.Duration(max(c.Confirmations-confs, 1)) * c.BlockTime
+	overdue := now.Sub(broadcast) - c.ConfirmationTime()
+	wait = max(wait, min(overdue/4, time.Hour), time.Second)
+	next := now.Add(wait)
+	if d := c.Deadline(broadcast); next.After(d) {
+		return d
+	}
+	return next
 }
 
 // ConfirmationsAt returns how many confirmations a transaction broadcast at

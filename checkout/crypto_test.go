@@ -57,6 +57,48 @@ func TestConfirmationsAt(t *testing.T) {
 	}
 }
 
+// TestConfirmationDeadline: each coin's deadline is docs/payments.md's, far
+// beyond its usual confirmation time.
+func TestConfirmationDeadline(t *testing.T) {
+	for code, want := range map[string]time.Duration{"BTC": 24 * time.Hour, "LTC": 24 * time.Hour, "ETH": 3 * time.Hour, "SOL": 10 * time.Minute} {
+		c := coin(t, code)
+		if c.ConfirmationDeadline != want || c.ConfirmationDeadline < 10*c.ConfirmationTime() {
+			t.Errorf("%s deadline = %v; want %v, at least ten times its %v", code, c.ConfirmationDeadline, want, c.ConfirmationTime())
+		}
+		if got := c.Deadline(t0); !got.Equal(t0.Add(want)) {
+			t.Errorf("%s Deadline(t0) = %v; want %v", code, got, t0.Add(want))
+		}
+	}
+}
+
+// TestNextLook: an unconfirmed payment is looked at again when its missing
+// confirmations could be in, later the longer it is overdue (a quarter of
+// the time past its usual confirmation time, at most an hour), at least a
+// second on, and never after its deadline.
+func TestNextLook(t *testing.T) {
+	btc := coin(t, "BTC")
+	for _, tt := range []struct {
+		confs   int
+		elapsed time.Duration
+		want    time.Duration // after now
+	}{
+		{0, 20 * time.Minute, 20 * time.Minute},              // two blocks missing
+		{1, 20 * time.Minute, 10 * time.Minute},              // one block missing
+		{1, 2 * time.Hour, 25 * time.Minute},                 // a quarter of 100 minutes overdue
+		{1, 10 * time.Hour, time.Hour},                       // at most an hour
+		{1, 23*time.Hour + 30*time.Minute, 30 * time.Minute}, // the deadline
+	} {
+		now := t0.Add(tt.elapsed)
+		if got := btc.NextLook(tt.confs, t0, now); !got.Equal(now.Add(tt.want)) {
+			t.Errorf("NextLook(%d confirmations, %v after the broadcast) = %v after; want %v", tt.confs, tt.elapsed, got.Sub(now), tt.want)
+		}
+	}
+	sol := coin(t, "SOL")
+	if got := sol.NextLook(31, t0, t0.Add(13*time.Second)); got.Sub(t0.Add(13*time.Second)) != time.Second {
+		t.Errorf("SOL one block short: next look %v later; want a second (the job's floor)", got.Sub(t0.Add(13*time.Second)))
+	}
+}
+
 func TestCoinAmount(t *testing.T) {
 	tests := []struct {
 		amount int64

@@ -3,6 +3,7 @@ package checkout
 import (
 	"errors"
 	"fmt"
+	"time"
 )
 
 // Error codes. Each one maps to exactly one HTTP status in internal/api; see
@@ -34,13 +35,16 @@ const (
 // Error is the one error type of checkoutd. Code is one of the E* constants;
 // Message is safe to show to the caller; Param and Details locate the
 // offending input; Err, when set, is the internal cause, logged and never
-// shown.
+// shown. RetryAfter, when set on a rate_limited or service_unavailable
+// error, is how long the caller should wait before trying again (the
+// Retry-After header).
 type Error struct {
-	Code    string
-	Message string
-	Param   string
-	Details []Violation
-	Err     error
+	Code       string
+	Message    string
+	Param      string
+	Details    []Violation
+	Err        error
+	RetryAfter time.Duration
 }
 
 // Violation is one broken rule of a request: a machine-readable code, the

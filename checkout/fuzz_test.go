@@ -57,9 +57,12 @@ func checkFuzzError(t *testing.T, body []byte, err error) {
 			t.Fatalf("ParseCreateRequest(%q): invalid_json with details %v, param %q", body, ce.Details, ce.Param)
 		}
 		// Whatever the standard decoder accepts as one object is not
-		// invalid_json here, unless it is nested too deeply.
+		// invalid_json here, unless it is nested too deeply or is not
+		// Unicode text (bytes that are not UTF-8, an escaped lone
+		// surrogate), which the standard decoder replaces by U+FFFD.
 		var v map[string]any
-		if json.Unmarshal(body, &v) == nil && v != nil && !strings.Contains(ce.Message, "nested too deeply") {
+		notText := !utf8.Valid(body) || strings.Contains(ce.Message, "surrogate") && strings.Contains(string(body), `\u`)
+		if json.Unmarshal(body, &v) == nil && v != nil && !strings.Contains(ce.Message, "nested too deeply") && !notText {
 			t.Fatalf("ParseCreateRequest(%q) = invalid_json (%s); encoding/json reads an object", body, ce.Message)
 		}
 	case checkout.EValidationFailed, checkout.EAmountMismatch:

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"io"
 	"strconv"
+	"unicode/utf16"
+	"unicode/utf8"
 )
 
 // maxJSONDepth bounds nesting in request bodies. Nothing the API accepts is
@@ -22,7 +24,14 @@ type object struct {
 // parseObject decodes body, which must be exactly one JSON object. Duplicate
 // keys are reported as violations rather than silently resolved, since two
 // parsers that resolve them differently disagree about what was sent.
+//
+// The body must be UTF-8 and its strings Unicode text: encoding/json would
+// turn bytes that are not UTF-8, and escapes of a lone UTF-16 surrogate
+// (\ud800), into U+FFFD, so that what is stored differs from what was sent.
 func parseObject(body []byte) (*object, violations, error) {
+	if err := checkUTF8(body); err != nil {
+		return nil, nil, err
+	}
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.UseNumber()
 	tok, err := dec.Token()
@@ -40,7 +49,65 @@ func parseObject(body []byte) (*object, violations, error) {
 	if _, err := dec.Token(); err != io.EOF {
 		return nil, nil, Errorf(EInvalidJSON, "The request body must hold exactly one JSON object; there is more after it.")
 	}
+	if err := checkSurrogates(body); err != nil {
+		return nil, nil, err
+	}
 	return obj, p.dups, nil
+}
+
+// checkUTF8 fails with invalid_json, naming the first offending byte and
+// its offset, unless body is valid UTF-8.
+func checkUTF8(body []byte) error {
+	if utf8.Valid(body) {
+		return nil
+	}
+	for i := 0; i < len(body); {
+		r, n := utf8.DecodeRune(body[i:])
+		if r == utf8.RuneError && n <= 1 {
+			return Errorf(EInvalidJSON, "The request body is not valid UTF-8: byte 0x%02x at byte %d (counting from 0) does not begin a UTF-8 character.", body[i], i)
+		}
+		i += n
+	}
+	return nil
+}
+
+// checkSurrogates fails with invalid_json at the first \u escape of a UTF-16
+// surrogate that is not a high one followed by an escaped low one: such an
+// escape stands for no character. body is valid JSON.
+func checkSurrogates(body []byte) error {
+	if !bytes.Contains(body, []byte(`\u`)) {
+		return nil
+	}
+	inString := false
+	for i := 0; i < len(body); i++ {
+		switch c := body[i]; {
+		case c == '"':
+			inString = !inString
+		case c == '\\' && inString:
+			if body[i+1] != 'u' {
+				i++ // a two-character escape: skip what it escapes
+				continue
+			}
+			r := hex4At(body, i+2)
+			switch {
+			case !utf16.IsSurrogate(r):
+			case r < 0xdc00 && i+11 < len(body) && body[i+6] == '\\' && body[i+7] == 'u' &&
+				utf16.DecodeRune(r, hex4At(body, i+8)) != utf8.RuneError:
+				i += 6 // the pair's low half, checked
+			default:
+				return Errorf(EInvalidJSON, "The request body is not valid JSON text: %s at byte %d (counting from 0) is half of a UTF-16 surrogate pair without its other half, and stands for no character.",
+					body[i:i+6], i)
+			}
+			i += 5
+		}
+	}
+	return nil
+}
+
+// hex4At reads the four hex digits of a \u escape in valid JSON.
+func hex4At(b []byte, i int) rune {
+	v, _ := strconv.ParseUint(string(b[i:i+4]), 16, 32)
+	return rune(v)
 }
 
 func invalidJSON(err error) error {

@@ -68,20 +68,57 @@ const (
 	FailDuplicatePayment = "duplicate_payment"
 	// FailTradeReversed: a skins trade was reversed during its hold.
 	FailTradeReversed = "trade_reversed"
+	// FailCapturedAfterFailure: the processor took the money (approved the
+	// charge, accepted the trade) after the payment had failed, as when
+	// the payments job found nothing at the processor while the charge was
+	// still in flight. To be refunded.
+	FailCapturedAfterFailure = "captured_after_failure"
+	// FailConfirmationTimeout: a crypto transaction was not confirmed by
+	// its coin's deadline (Coin.ConfirmationDeadline). Should it confirm
+	// later, its money is to be refunded.
+	FailConfirmationTimeout = "confirmation_timeout"
 )
+
+// refundCodes are the failure codes of a failed payment whose money was, or
+// may yet be, collected: the dashboard lists them to be refunded.
+var refundCodes = map[string]bool{
+	FailSessionExpired: true, FailSessionCompleted: true, FailDuplicatePayment: true, FailCapturedAfterFailure: true,
+}
+
+// RefundDue reports whether p failed while its money was collected (late
+// crypto, a second payment of a session, a charge approved after the
+// payment failed): it is flagged for a refund from the dashboard.
+func (p *Payment) RefundDue() bool {
+	return p.Status == PaymentFailed && p.FailureCode != nil && refundCodes[*p.FailureCode]
+}
+
+// FlagCapturedAfterFailure records on a failed payment that its processor
+// took the money after all: it fails with FailCapturedAfterFailure
+// instead, to be refunded.
+func (p *Payment) FlagCapturedAfterFailure(now time.Time) error {
+	if p.Status != PaymentFailed {
+		return Errorf(EConflict, "payment %s cannot be flagged for refund: it is %s", p.ID, p.Status)
+	}
+	code, msg := FailCapturedAfterFailure, FailureMessage(FailCapturedAfterFailure)
+	p.FailureCode, p.FailureMessage = &code, &msg
+	p.UpdatedAt = now
+	return nil
+}
 
 // failureMessages are the buyer-facing explanations of failure codes.
 var failureMessages = map[string]string{
-	FailCardDeclined:      "Your card was declined.",
-	FailInsufficientFunds: "Your card has insufficient funds.",
-	FailExpiredCard:       "Your card has expired.",
-	FailIncorrectCVC:      "Your card's security code (CVC) is incorrect.",
-	FailProcessingError:   "An error occurred while processing your card. Try again in a little while.",
-	FailTestModeLiveCard:  "Your card was declined: this checkout is in test mode, where only test cards work.",
-	FailSessionExpired:    "The payment arrived after the checkout had expired.",
-	FailSessionCompleted:  "The payment arrived after the checkout had already been paid.",
-	FailDuplicatePayment:  "The payment arrived while another payment for the checkout was on its way.",
-	FailTradeReversed:     "The trade was reversed during the platform's trade hold.",
+	FailCardDeclined:         "Your card was declined.",
+	FailInsufficientFunds:    "Your card has insufficient funds.",
+	FailExpiredCard:          "Your card has expired.",
+	FailIncorrectCVC:         "Your card's security code (CVC) is incorrect.",
+	FailProcessingError:      "An error occurred while processing your card. Try again in a little while.",
+	FailTestModeLiveCard:     "Your card was declined: this checkout is in test mode, where only test cards work.",
+	FailSessionExpired:       "The payment arrived after the checkout had expired.",
+	FailSessionCompleted:     "The payment arrived after the checkout had already been paid.",
+	FailDuplicatePayment:     "The payment arrived while another payment for the checkout was on its way.",
+	FailTradeReversed:        "The trade was reversed during the platform's trade hold.",
+	FailCapturedAfterFailure: "The payment was collected after it had failed; it is to be refunded.",
+	FailConfirmationTimeout:  "The transaction was not confirmed in time. Should it confirm later, it is to be refunded.",
 }
 
 // FailureMessage returns the buyer-facing explanation of a failure code.

@@ -20,8 +20,8 @@ func TestPaymentHold(t *testing.T) {
 	if err := s.BeginPayment("pay_a", within); err != nil {
 		t.Fatalf("BeginPayment on an open session = %v", err)
 	}
-	if s.ActivePaymentID == nil || *s.ActivePaymentID != "pay_a" || !s.PaymentInProgress {
-		t.Fatalf("after BeginPayment: active %v, in progress %v", s.ActivePaymentID, s.PaymentInProgress)
+	if s.ActivePaymentID == nil || *s.ActivePaymentID != "pay_a" || !s.PaymentInProgress() {
+		t.Fatalf("after BeginPayment: active %v, in progress %v", s.ActivePaymentID, s.PaymentInProgress())
 	}
 	// A second payment (another tab, a double click, a crypto transaction
 	// racing a card) is declined while the first is on its way.
@@ -37,13 +37,13 @@ func TestPaymentHold(t *testing.T) {
 	}
 	// Releasing by another payment changes nothing.
 	s.ReleasePayment("pay_b")
-	if !s.PaymentInProgress {
+	if !s.PaymentInProgress() {
 		t.Errorf("ReleasePayment by another payment released the session")
 	}
 	// The payment fails: released, open, and the buyer may try again.
 	s.ReleasePayment("pay_a")
-	if s.Status != checkout.StatusOpen || s.ActivePaymentID != nil || s.PaymentInProgress {
-		t.Fatalf("after a failed payment: %s, active %v, in progress %v; want open and free", s.Status, s.ActivePaymentID, s.PaymentInProgress)
+	if s.Status != checkout.StatusOpen || s.ActivePaymentID != nil || s.PaymentInProgress() {
+		t.Fatalf("after a failed payment: %s, active %v, in progress %v; want open and free", s.Status, s.ActivePaymentID, s.PaymentInProgress())
 	}
 	if err := s.BeginPayment("pay_c", within); err != nil {
 		t.Fatalf("BeginPayment after a failure = %v", err)
@@ -66,8 +66,8 @@ func TestPaymentDecline(t *testing.T) {
 	}{
 		{"open, a second before its hour ends", session(nil), exp.Add(-time.Second), checkout.DeclineNone},
 		{"open, at expires_at", session(nil), exp, checkout.DeclineExpired},
-		{"open, held by a payment", session(func(s *checkout.Session) { s.PaymentInProgress = true }), t0, checkout.DeclineInProgress},
-		{"held past expires_at", session(func(s *checkout.Session) { s.PaymentInProgress = true }), exp.Add(time.Hour), checkout.DeclineInProgress},
+		{"open, held by a payment", session(func(s *checkout.Session) { p := "pay_1"; s.ActivePaymentID = &p }), t0, checkout.DeclineInProgress},
+		{"held past expires_at", session(func(s *checkout.Session) { p := "pay_1"; s.ActivePaymentID = &p }), exp.Add(time.Hour), checkout.DeclineInProgress},
 		{"complete", session(func(s *checkout.Session) { s.Status = checkout.StatusComplete }), t0, checkout.DeclineComplete},
 		{"expired", session(func(s *checkout.Session) { s.Status = checkout.StatusExpired }), t0, checkout.DeclineExpired},
 	}
@@ -159,6 +159,33 @@ func TestPaymentSucceedAndFail(t *testing.T) {
 	}
 	if got := checkout.FailureMessage("no_such_code"); got != "The payment failed." {
 		t.Errorf("FailureMessage of an unknown code = %q", got)
+	}
+}
+
+// TestPaymentRefundDue: a failed payment is flagged for refund when its
+// money was collected (late crypto, a second payment, a charge approved
+// after the payment failed), and only then.
+func TestPaymentRefundDue(t *testing.T) {
+	for code, due := range map[string]bool{
+		checkout.FailSessionExpired: true, checkout.FailSessionCompleted: true, checkout.FailDuplicatePayment: true,
+		checkout.FailCapturedAfterFailure: true, checkout.FailProcessingError: false, checkout.FailCardDeclined: false,
+	} {
+		p := newPayment(checkout.MethodCard, checkout.PaymentProcessing)
+		if err := p.Fail(code, t0); err != nil {
+			t.Fatal(err)
+		}
+		if p.RefundDue() != due {
+			t.Errorf("failed with %s: RefundDue = %v; want %v", code, p.RefundDue(), due)
+		}
+	}
+	p := newPayment(checkout.MethodCard, checkout.PaymentProcessing)
+	if err := p.FlagCapturedAfterFailure(t0); !checkout.IsCode(err, checkout.EConflict) || p.RefundDue() {
+		t.Errorf("flagging a processing payment = %v, refund due %v; want a conflict", err, p.RefundDue())
+	}
+	p.Fail(checkout.FailProcessingError, t0)
+	if err := p.FlagCapturedAfterFailure(t0.Add(time.Second)); err != nil || !p.RefundDue() || *p.FailureCode != checkout.FailCapturedAfterFailure ||
+		*p.FailureMessage != checkout.FailureMessage(checkout.FailCapturedAfterFailure) || !p.UpdatedAt.Equal(t0.Add(time.Second)) {
+		t.Errorf("flagged payment = %v, %v %v; want captured_after_failure, refund due", err, *p.FailureCode, p.RefundDue())
 	}
 }
 

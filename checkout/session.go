@@ -68,10 +68,10 @@ type Session struct {
 	// confirmations, a skins trade in its hold. While one holds it, no other
 	// payment can begin, and the session stays open past ExpiresAt.
 	ActivePaymentID *string
-	// PaymentInProgress is whether a payment holds the session; it is kept
-	// with ActivePaymentID by BeginPayment, ReleasePayment and Complete.
-	PaymentInProgress bool
 }
+
+// PaymentInProgress reports whether a payment holds s (ActivePaymentID).
+func (s *Session) PaymentInProgress() bool { return s.ActivePaymentID != nil }
 
 // Item is one line of a session.
 type Item struct {

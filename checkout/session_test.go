@@ -52,7 +52,7 @@ func TestNewSessionDefaults(t *testing.T) {
 		{"CancelURL", s.CancelURL, (*string)(nil)},
 		{"PaymentID", s.PaymentID, (*string)(nil)},
 		{"CompletedAt", s.CompletedAt, (*time.Time)(nil)},
-		{"PaymentInProgress", s.PaymentInProgress, false},
+		{"PaymentInProgress", s.PaymentInProgress(), false},
 		{"CreatedAt (whole seconds)", s.CreatedAt, created},
 		{"ExpiresAt (one hour later)", s.ExpiresAt, created.Add(time.Hour)},
 		{"valid id", checkout.ValidSessionID(s.ID) && len(s.ID) == 3+64, true},
@@ -111,7 +111,7 @@ func TestExpiryDue(t *testing.T) {
 		{"open, a nanosecond before", session(nil), exp.Add(-1), false},
 		{"open, exactly at expires_at", session(nil), exp, true},
 		{"open, long after", session(nil), exp.Add(7 * 24 * time.Hour), true},
-		{"open past expires_at, payment in progress", session(func(s *checkout.Session) { s.PaymentInProgress = true }), exp.Add(time.Hour), false},
+		{"open past expires_at, payment in progress", session(func(s *checkout.Session) { p := "pay_1"; s.ActivePaymentID = &p }), exp.Add(time.Hour), false},
 		{"complete past expires_at", session(func(s *checkout.Session) { s.Status = checkout.StatusComplete }), exp.Add(time.Hour), false},
 		{"expired", session(func(s *checkout.Session) { s.Status = checkout.StatusExpired }), exp.Add(time.Hour), false},
 	}
@@ -142,14 +142,14 @@ func TestTransitions(t *testing.T) {
 	}{
 		{"open, paid within the hour → complete", session(nil), op{paymentID: "pay_1", at: paidAt}, checkout.StatusComplete, true},
 		{"open, paid with crypto in progress past the hour → complete",
-			session(func(s *checkout.Session) { s.PaymentInProgress = true }), op{paymentID: "pay_1", at: exp.Add(25 * time.Minute)}, checkout.StatusComplete, true},
+			session(func(s *checkout.Session) { p := "pay_1"; s.ActivePaymentID = &p }), op{paymentID: "pay_1", at: exp.Add(25 * time.Minute)}, checkout.StatusComplete, true},
 		{"open, skins hold ends 7 days later → complete",
-			session(func(s *checkout.Session) { s.PaymentInProgress = true }), op{paymentID: "pay_1", at: exp.Add(7 * 24 * time.Hour)}, checkout.StatusComplete, true},
+			session(func(s *checkout.Session) { p := "pay_1"; s.ActivePaymentID = &p }), op{paymentID: "pay_1", at: exp.Add(7 * 24 * time.Hour)}, checkout.StatusComplete, true},
 		{"open, hour over → expired", session(nil), op{expire: true, at: exp}, checkout.StatusExpired, true},
 		{"open, hour long over → expired", session(nil), op{expire: true, at: exp.Add(30 * 24 * time.Hour)}, checkout.StatusExpired, true},
 		{"open, hour not over → stays open", session(nil), op{expire: true, at: exp.Add(-time.Second)}, checkout.StatusOpen, false},
 		{"open past the hour, payment in progress → stays open",
-			session(func(s *checkout.Session) { s.PaymentInProgress = true }), op{expire: true, at: exp.Add(time.Hour)}, checkout.StatusOpen, false},
+			session(func(s *checkout.Session) { p := "pay_1"; s.ActivePaymentID = &p }), op{expire: true, at: exp.Add(time.Hour)}, checkout.StatusOpen, false},
 		{"complete → no second payment",
 			session(func(s *checkout.Session) { s.Status = checkout.StatusComplete; s.PaymentID = ptr("pay_first") }),
 			op{paymentID: "pay_2", at: paidAt}, checkout.StatusComplete, false},
@@ -191,7 +191,7 @@ func TestTransitions(t *testing.T) {
 				if tt.s.CompletedAt == nil || !tt.s.CompletedAt.Equal(tt.op.at.Truncate(time.Second)) {
 					t.Errorf("CompletedAt = %v; want %v", tt.s.CompletedAt, tt.op.at.Truncate(time.Second))
 				}
-				if tt.s.PaymentInProgress {
+				if tt.s.PaymentInProgress() {
 					t.Errorf("PaymentInProgress still set after completion")
 				}
 			case tt.status == checkout.StatusExpired:
@@ -205,7 +205,7 @@ func TestTransitions(t *testing.T) {
 
 func sameSession(a, b *checkout.Session) bool {
 	return a.Status == b.Status && a.PaymentID == b.PaymentID && a.CompletedAt == b.CompletedAt &&
-		a.PaymentInProgress == b.PaymentInProgress && a.ExpiresAt.Equal(b.ExpiresAt)
+		a.PaymentInProgress() == b.PaymentInProgress() && a.ExpiresAt.Equal(b.ExpiresAt)
 }
 
 func TestView(t *testing.T) {

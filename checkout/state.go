@@ -15,7 +15,7 @@ import "time"
 // ExpiryDue reports whether s should turn expired at now: it is open, its
 // hour is over, and no payment is on its way.
 func (s *Session) ExpiryDue(now time.Time) bool {
-	return s.Status == StatusOpen && !now.Before(s.ExpiresAt) && !s.PaymentInProgress
+	return s.Status == StatusOpen && !now.Before(s.ExpiresAt) && !s.PaymentInProgress()
 }
 
 // Expire moves s to expired at now. It fails with a conflict when s is not
@@ -37,7 +37,7 @@ func (s *Session) PaymentDecline(now time.Time) Decline {
 		return DeclineComplete
 	case s.Status == StatusExpired:
 		return DeclineExpired
-	case s.PaymentInProgress:
+	case s.PaymentInProgress():
 		return DeclineInProgress
 	case s.ExpiryDue(now):
 		return DeclineExpired
@@ -52,7 +52,6 @@ func (s *Session) BeginPayment(paymentID string, now time.Time) error {
 		return d
 	}
 	s.ActivePaymentID = &paymentID
-	s.PaymentInProgress = true
 	return nil
 }
 
@@ -62,7 +61,6 @@ func (s *Session) BeginPayment(paymentID string, now time.Time) error {
 func (s *Session) ReleasePayment(paymentID string) {
 	if s.ActivePaymentID != nil && *s.ActivePaymentID == paymentID {
 		s.ActivePaymentID = nil
-		s.PaymentInProgress = false
 	}
 }
 
@@ -81,6 +79,5 @@ func (s *Session) Complete(paymentID string, now time.Time) error {
 	s.PaymentID = &paymentID
 	s.CompletedAt = &t
 	s.ActivePaymentID = nil
-	s.PaymentInProgress = false
 	return nil
 }

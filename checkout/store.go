@@ -65,21 +65,9 @@ type Store interface {
 	DeliveryList(ctx context.Context, p DeliveryListParams) ([]*Delivery, error)
 	// AttemptList returns a delivery's attempts in order.
 	AttemptList(ctx context.Context, deliveryID string) ([]*Attempt, error)
-	// DeliveryClaim leases due deliveries to owner and returns them with
-	// what an attempt needs. See ClaimParams.
-	DeliveryClaim(ctx context.Context, p ClaimParams) ([]*Claim, error)
 	// DeliveryCountPending counts the pending deliveries of every store: the
 	// queue's depth. Metrics read it at every scrape, so it stays cheap.
 	DeliveryCountPending(ctx context.Context, now time.Time) (PendingDeliveries, error)
-	// DeliveryRecord stores a finished attempt and, when owner still holds
-	// the lease and the delivery is still pending, the delivery's new state
-	// (d after Record). It reports whether the delivery was updated. A
-	// delivery deleted meanwhile (with its endpoint) gets no record.
-	DeliveryRecord(ctx context.Context, owner string, a *Attempt, d *Delivery) (bool, error)
-	// DeliveryRecordAll does what DeliveryRecord does for each record, all
-	// in one transaction (one commit for many attempts), and reports for
-	// each whether its delivery was updated. When it fails, none is stored.
-	DeliveryRecordAll(ctx context.Context, rs []AttemptRecord) ([]bool, error)
 
 	// RequestLogInsert writes a batch of request logs in one transaction.
 	RequestLogInsert(ctx context.Context, logs []*RequestLog) error
@@ -177,42 +165,12 @@ type DeliveryListParams struct {
 	Limit      int
 }
 
-// ClaimParams describe one claim of due deliveries. A delivery is due when
-// it is pending, its next attempt time has come and no lease on it is
-// running. A claim leases at most Limit of them to Owner until LeaseUntil,
-// oldest due first, and takes no delivery of an endpoint that already has
-// PerEndpoint leased deliveries, so one slow endpoint cannot hold every
-// worker.
-type ClaimParams struct {
-	Owner       string
-	Now         time.Time
-	LeaseUntil  time.Time
-	Limit       int
-	PerEndpoint int
-}
-
 // PendingDeliveries is the depth of the delivery queue at a moment: the
 // pending deliveries whose attempt is due (those being attempted included),
 // and those waiting for a later retry.
 type PendingDeliveries struct {
 	Due     int64
 	Waiting int64
-}
-
-// AttemptRecord is a finished attempt to store: the attempt, the delivery
-// after it (Delivery.Record), and the owner of the lease it was made under.
-type AttemptRecord struct {
-	Owner    string
-	Attempt  *Attempt
-	Delivery *Delivery
-}
-
-// Claim is a leased delivery with what its attempt needs: the endpoint as it
-// is now (its current secret signs) and the event.
-type Claim struct {
-	Delivery *Delivery
-	Endpoint *Endpoint
-	Event    *Event
 }
 
 // IdempotencyRecord is the saved outcome of a create request sent with an
@@ -222,8 +180,7 @@ type IdempotencyRecord struct {
 	Mode        Mode
 	Key         string
 	RequestHash string // hex SHA-256 of the canonical request
-	StatusCode  int
-	Body        []byte
+	Body        []byte // the created session as the API showed it
 	CreatedAt   time.Time
 }
 

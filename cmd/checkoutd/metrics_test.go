@@ -69,6 +69,7 @@ func TestServeMetrics(t *testing.T) {
 			{"checkoutd_sessions_created_total", []string{"mode", "test"}, 2},
 			{"checkoutd_sessions_created_total", []string{"mode", "live"}, 0},
 			{"checkoutd_sessions_expired_total", []string{"mode", "test"}, 0},
+			{"checkoutd_payments_captured_after_failure_total", nil, 0},
 			{"checkoutd_http_requests_total", []string{"route", "/v1/stores/{storeId}/checkouts", "method", "POST", "code", "201"}, 2},
 			{"checkoutd_http_requests_total", []string{"route", "/v1/stores/{storeId}/checkouts/{checkoutId}", "method", "GET", "code", "200"}, 1},
 			{"checkoutd_webhook_attempts_in_flight", nil, 2},
@@ -79,6 +80,7 @@ func TestServeMetrics(t *testing.T) {
 			{"checkoutd_request_logs_dropped_total", nil, 0},
 			{"checkoutd_job_failures_total", nil, 0},
 			{"checkoutd_db_errors_total", nil, 0},
+			{"checkoutd_store_rows_skipped_total", nil, 0},
 		} {
 			if got, n := m.Sum(tt.name, tt.pairs...); got != tt.want || n == 0 {
 				t.Errorf("%s%v = %v (%d series); want %v", tt.name, tt.pairs, got, n, tt.want)

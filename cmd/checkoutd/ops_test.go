@@ -90,7 +90,7 @@ func TestServeConfigFromEnvironment(t *testing.T) {
 	}
 	want := serveConfig{
 		db:   dbFlags{dataDir: "/home/u/.local/share/checkoutd"},
-		addr: "127.0.0.1:8080", rateLimit: 100, rateBurst: 200, expiryInterval: 2 * time.Second, purgeInterval: time.Hour,
+		addr: "127.0.0.1:8080", rateLimit: 100, rateBurst: 200, authFailureLimit: 20, expiryInterval: 2 * time.Second, purgeInterval: time.Hour,
 		paymentsInterval: 2 * time.Second, shutdownTimeout: 30 * time.Second, logFormat: "text", logLevel: "info", webhookWorkers: 32, webhookPerHost: 4,
 		webhookLease: 60 * time.Second,
 	}
@@ -105,7 +105,7 @@ func TestServeConfigFromEnvironment(t *testing.T) {
 		"CHECKOUTD_PURGE_INTERVAL": "2h", "CHECKOUTD_PAYMENTS_INTERVAL": "4s", "CHECKOUTD_SHUTDOWN_TIMEOUT": "9s", "CHECKOUTD_LOG_FORMAT": "json",
 		"CHECKOUTD_LOG_LEVEL": "debug", "CHECKOUTD_METRICS_ADDR": "127.0.0.1:9090", "CHECKOUTD_WEBHOOK_ALLOW_CIDR": "10.0.0.0/8",
 		"CHECKOUTD_WEBHOOK_CA_FILE": "/ca.pem", "CHECKOUTD_WEBHOOK_WORKERS": "3", "CHECKOUTD_WEBHOOK_PER_ENDPOINT": "2",
-		"CHECKOUTD_WEBHOOK_LEASE": "20s",
+		"CHECKOUTD_WEBHOOK_LEASE": "20s", "CHECKOUTD_AUTH_FAILURE_LIMIT": "6",
 	}
 	got, err := parseServeConfig(env{getenv: environment.getenv, stdout: os.Stdout, stderr: os.Stderr}, []string{"--addr", ":7000", "--rate-burst", "8"})
 	if err != nil {
@@ -114,7 +114,7 @@ func TestServeConfigFromEnvironment(t *testing.T) {
 	want = serveConfig{
 		db: dbFlags{database: "postgres://db/x", dataDir: "/data"}, addr: ":7000",
 		baseURL: "https://api.example.com", checkoutBaseURL: "https://pay.example.com",
-		rateLimit: 5.5, rateBurst: 8, expiryInterval: 3 * time.Second, purgeInterval: 2 * time.Hour, paymentsInterval: 4 * time.Second,
+		rateLimit: 5.5, rateBurst: 8, authFailureLimit: 6, expiryInterval: 3 * time.Second, purgeInterval: 2 * time.Hour, paymentsInterval: 4 * time.Second,
 		shutdownTimeout: 9 * time.Second, logFormat: "json", logLevel: "debug", metricsAddr: "127.0.0.1:9090",
 		webhook: webhookFlags{allowCIDR: "10.0.0.0/8", caFile: "/ca.pem"}, webhookWorkers: 3, webhookPerHost: 2,
 		webhookLease: 20 * time.Second,

@@ -359,6 +359,7 @@ func TestUsage(t *testing.T) {
 		{[]string{"migrate", "--database"}, "flag needs an argument"},
 		{[]string{"serve", "extra", "--data-dir", dir}, "serve takes no arguments"},
 		{[]string{"serve", "--rate-limit", "-1", "--data-dir", dir}, "--rate-limit"},
+		{[]string{"serve", "--auth-failure-limit", "-1", "--data-dir", dir}, "--auth-failure-limit"},
 		{[]string{"serve", "--base-url", "ftp://x", "--data-dir", dir}, "--base-url"},
 		{[]string{"serve", "--log-format", "xml", "--data-dir", dir}, "--log-format"},
 		{[]string{"serve", "--expiry-interval", "0s", "--data-dir", dir}, "--expiry-interval"},

@@ -13,10 +13,10 @@ import (
 	"sync"
 	"time"
 
-	"github.com/checkoutd/checkoutd/internal/api"
 	"github.com/checkoutd/checkoutd/internal/app"
 	"github.com/checkoutd/checkoutd/internal/pay"
 	"github.com/checkoutd/checkoutd/internal/server"
+	"github.com/checkoutd/checkoutd/internal/web"
 	"github.com/checkoutd/checkoutd/internal/webhook"
 )
 
@@ -28,6 +28,7 @@ type serveConfig struct {
 	checkoutBaseURL  string
 	rateLimit        float64
 	rateBurst        int
+	authFailureLimit int
 	expiryInterval   time.Duration
 	purgeInterval    time.Duration
 	paymentsInterval time.Duration
@@ -50,6 +51,7 @@ func parseServeConfig(e env, args []string) (*serveConfig, error) {
 	fs.StringVar(&c.checkoutBaseURL, "checkout-base-url", "", "public address of the hosted payment pages (default: --base-url)")
 	fs.Float64Var(&c.rateLimit, "rate-limit", 100, "requests per second per API key, on each node (0 turns the limit off)")
 	fs.IntVar(&c.rateBurst, "rate-burst", 200, "requests an API key may send in one burst")
+	fs.IntVar(&c.authFailureLimit, "auth-failure-limit", 20, "failed authentications per minute per client address, on each node, before 429 (0 turns the limit off)")
 	fs.DurationVar(&c.expiryInterval, "expiry-interval", app.DefaultExpiryInterval, "how often sessions past their hour are expired")
 	fs.DurationVar(&c.purgeInterval, "purge-interval", app.DefaultPurgeInterval, "how often request logs and idempotency keys past retention are deleted")
 	fs.DurationVar(&c.paymentsInterval, "payments-interval", app.DefaultPaymentsInterval, "how often payments with something due are looked at (crypto confirmations, skins trade holds, disputes, card charges without an outcome)")
@@ -80,6 +82,9 @@ func parseServeConfig(e env, args []string) (*serveConfig, error) {
 	}
 	if c.rateLimit < 0 || c.rateBurst < 1 {
 		return nil, usageError{"--rate-limit must be 0 or more and --rate-burst 1 or more"}
+	}
+	if c.authFailureLimit < 0 {
+		return nil, usageError{"--auth-failure-limit must be 0 or more"}
 	}
 	for name, d := range map[string]time.Duration{"expiry-interval": c.expiryInterval, "purge-interval": c.purgeInterval, "payments-interval": c.paymentsInterval} {
 		if d <= 0 {
@@ -126,7 +131,7 @@ func newLogger(w interface{ Write([]byte) (int, error) }, format, level string) 
 	if format == "json" {
 		h = slog.NewJSONHandler(w, opts)
 	}
-	return slog.New(api.LogHandler{Handler: h}), nil
+	return slog.New(web.LogHandler{Handler: h}), nil
 }
 
 func serveCmd(ctx context.Context, e env, args []string) error {
@@ -179,6 +184,7 @@ func serveCmd(ctx context.Context, e env, args []string) error {
 		WebhookLease:       cfg.webhookLease,
 		RateLimit:          cfg.rateLimit,
 		RateBurst:          cfg.rateBurst,
+		AuthFailureLimit:   cfg.authFailureLimit,
 		HideMetrics:        cfg.metricsAddr != "",
 		ExpiryInterval:     cfg.expiryInterval,
 		PaymentsInterval:   cfg.paymentsInterval,

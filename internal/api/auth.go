@@ -4,9 +4,11 @@ import (
 	"context"
 	"net/http"
 	"strings"
+	"time"
 
 	"github.com/checkoutd/checkoutd/checkout"
 	"github.com/checkoutd/checkoutd/internal/service"
+	"github.com/checkoutd/checkoutd/internal/web"
 )
 
 type keyCtx struct{}
@@ -19,36 +21,68 @@ func KeyFrom(ctx context.Context) *checkout.APIKey {
 
 // Authenticate admits requests that carry a valid key and puts the key in
 // their context. Without credentials: 401 authentication_required; with an
-// unknown, revoked or malformed key: 401 invalid_api_key.
-func Authenticate(svc *service.Service, next http.Handler) http.Handler {
+// unknown, revoked or malformed key: 401 invalid_api_key, which spends one
+// of the client's failures (fails). A client with none left is answered 429
+// rate_limited before its key is looked up, unless the key is one this node
+// has cached as valid.
+func Authenticate(svc *service.Service, fails *FailureLimiter, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		key, err := authenticate(r, svc)
+		key, err := authenticate(r, svc, fails)
 		if err != nil {
-			w.Header().Set("WWW-Authenticate", `Bearer realm="checkoutd"`)
-			WriteError(w, r, err)
+			if checkout.IsCode(err, checkout.EAuthenticationRequired) || checkout.IsCode(err, checkout.EInvalidAPIKey) {
+				w.Header().Set("WWW-Authenticate", `Bearer realm="checkoutd"`)
+			}
+			web.WriteError(w, r, err)
 			return
 		}
 		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), keyCtx{}, key)))
 	})
 }
 
-func authenticate(r *http.Request, svc *service.Service) (*checkout.APIKey, error) {
+func authenticate(r *http.Request, svc *service.Service, fails *FailureLimiter) (*checkout.APIKey, error) {
 	h := r.Header.Get("Authorization")
 	if strings.TrimSpace(h) == "" {
 		return nil, checkout.Errorf(checkout.EAuthenticationRequired,
 			"This API needs a secret key: send Authorization: Bearer <secret key>.")
 	}
+	secret, err := bearerSecret(h)
+	client := clientOf(r.RemoteAddr)
+	if blocked, wait := fails.Blocked(client); blocked {
+		if err == nil {
+			if key, ok := svc.AuthenticateCached(secret); ok {
+				return key, nil
+			}
+		}
+		secs := max(1, int((wait+time.Second-1)/time.Second))
+		err := checkout.Errorf(checkout.ERateLimited,
+			"Too many requests with invalid API keys from this address; retry after %d seconds.", secs)
+		err.RetryAfter = time.Duration(secs) * time.Second
+		return nil, err
+	}
+	var key *checkout.APIKey
+	if err == nil {
+		key, err = svc.Authenticate(r.Context(), secret)
+	}
+	if checkout.IsCode(err, checkout.EInvalidAPIKey) {
+		fails.Fail(client)
+	}
+	return key, err
+}
+
+// bearerSecret returns the secret of an Authorization header that reads
+// Bearer <secret>, and fails with invalid_api_key for any other.
+func bearerSecret(h string) (string, error) {
 	scheme, secret, ok := strings.Cut(h, " ")
 	if !ok || !strings.EqualFold(scheme, "Bearer") || strings.TrimSpace(secret) == "" {
-		return nil, checkout.Errorf(checkout.EInvalidAPIKey,
+		return "", checkout.Errorf(checkout.EInvalidAPIKey,
 			"The Authorization header must read Bearer <secret key>.")
 	}
 	secret = strings.TrimSpace(secret)
 	if _, typ, ok := checkout.ParseSecret(secret); ok && typ == checkout.KeyHMAC {
-		return nil, checkout.Errorf(checkout.EInvalidAPIKey,
+		return "", checkout.Errorf(checkout.EInvalidAPIKey,
 			"This is an HMAC key's secret, which is not accepted as a bearer secret; use a bearer key.")
 	}
-	return svc.Authenticate(r.Context(), secret)
+	return secret, nil
 }
 
 // requireStore fails with store_not_found unless the key belongs to the

@@ -10,6 +10,7 @@ import (
 
 	"github.com/checkoutd/checkoutd/checkout"
 	"github.com/checkoutd/checkoutd/internal/service"
+	"github.com/checkoutd/checkoutd/internal/web"
 )
 
 // MaxBodyBytes is the largest request body the API reads (DESIGN.md 4.13).
@@ -24,43 +25,43 @@ func HandleCreateCheckout(svc *service.Service) http.Handler {
 		key := KeyFrom(r.Context())
 		storeID, err := pathParams(r, false)
 		if err != nil {
-			WriteError(w, r, err)
+			web.WriteError(w, r, err)
 			return
 		}
 		if err := requireStore(key, storeID); err != nil {
-			WriteError(w, r, err)
+			web.WriteError(w, r, err)
 			return
 		}
 		if err := requirePermission(key, checkout.PermCheckoutsWrite); err != nil {
-			WriteError(w, r, err)
+			web.WriteError(w, r, err)
 			return
 		}
 		idemKey, err := idempotencyKey(r)
 		if err != nil {
-			WriteError(w, r, err)
+			web.WriteError(w, r, err)
 			return
 		}
 		body, err := readBody(w, r)
 		if err != nil {
-			WriteError(w, r, err)
+			web.WriteError(w, r, err)
 			return
 		}
 		params, err := checkout.ParseCreateRequest(body)
 		if err != nil {
-			WriteError(w, r, err)
+			web.WriteError(w, r, err)
 			return
 		}
 		res, err := svc.CreateSession(r.Context(), service.CreateSessionParams{
 			Key: key, StoreID: storeID, Params: params, IdempotencyKey: idemKey,
 		})
 		if err != nil {
-			WriteError(w, r, err)
+			web.WriteError(w, r, err)
 			return
 		}
 		if res.Replayed {
 			w.Header().Set("Idempotent-Replayed", "true")
 		}
-		writeData(w, res.Status, res.Data)
+		web.WriteRawData(w, http.StatusCreated, res.Data) // a replay answers as the first request did
 	})
 }
 
@@ -70,23 +71,23 @@ func HandleGetCheckout(svc *service.Service) http.Handler {
 		key := KeyFrom(r.Context())
 		storeID, err := pathParams(r, true)
 		if err != nil {
-			WriteError(w, r, err)
+			web.WriteError(w, r, err)
 			return
 		}
 		if err := requireStore(key, storeID); err != nil {
-			WriteError(w, r, err)
+			web.WriteError(w, r, err)
 			return
 		}
 		if err := requirePermission(key, checkout.PermCheckoutsRead); err != nil {
-			WriteError(w, r, err)
+			web.WriteError(w, r, err)
 			return
 		}
 		sess, err := svc.GetSession(r.Context(), key, storeID, r.PathValue("checkoutId"))
 		if err != nil {
-			WriteError(w, r, err)
+			web.WriteError(w, r, err)
 			return
 		}
-		WriteData(w, http.StatusOK, sess)
+		web.WriteData(w, http.StatusOK, sess)
 	})
 }
 

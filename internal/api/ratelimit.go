@@ -3,12 +3,12 @@ package api
 import (
 	"math"
 	"net/http"
-	"strconv"
 	"sync"
 	"time"
 
 	"github.com/checkoutd/checkoutd/checkout"
 	"github.com/checkoutd/checkoutd/internal/clock"
+	"github.com/checkoutd/checkoutd/internal/web"
 )
 
 // RateLimiter is a token bucket per API key: Rate requests per second on
@@ -69,9 +69,9 @@ func Limit(l *RateLimiter, next http.Handler) http.Handler {
 		key := KeyFrom(r.Context())
 		if ok, wait := l.Allow(key.ID); !ok {
 			secs := max(1, int(math.Ceil(wait.Seconds())))
-			w.Header().Set("Retry-After", strconv.Itoa(secs))
-			WriteError(w, r, checkout.Errorf(checkout.ERateLimited,
-				"Too many requests with this API key; retry after %d seconds.", secs))
+			err := checkout.Errorf(checkout.ERateLimited, "Too many requests with this API key; retry after %d seconds.", secs)
+			err.RetryAfter = time.Duration(secs) * time.Second
+			web.WriteError(w, r, err)
 			return
 		}
 		next.ServeHTTP(w, r)

@@ -12,6 +12,7 @@ import (
 
 	"github.com/checkoutd/checkoutd/checkout"
 	"github.com/checkoutd/checkoutd/internal/clock"
+	"github.com/checkoutd/checkoutd/internal/web"
 )
 
 var t0 = time.Date(2026, 11, 1, 12, 0, 0, 0, time.UTC)
@@ -157,7 +158,7 @@ func TestLimitRetryAfter(t *testing.T) {
 		key := &checkout.APIKey{ID: "key_1"}
 		do := func() *httptest.ResponseRecorder {
 			r := httptest.NewRequest("GET", "/v1/x", nil)
-			r = r.WithContext(context.WithValue(context.WithValue(r.Context(), keyCtx{}, key), requestIDKey{}, "req_1"))
+			r = r.WithContext(web.WithID(context.WithValue(r.Context(), keyCtx{}, key), "req_1"))
 			w := httptest.NewRecorder()
 			h.ServeHTTP(w, r)
 			return w

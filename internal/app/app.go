@@ -29,8 +29,7 @@ import (
 type Config struct {
 	// Store is the opened database. The caller closes it after Close.
 	Store *store.DB
-	// WrapStore, when set, stands between the service and dispatcher and
-	// the database: how tests make the store fail without a switch in
+	// WrapStore, when set, stands between the service and the database: how tests make the store fail without a switch in
 	// production code.
 	WrapStore func(checkout.Store) checkout.Store
 	Logger    *slog.Logger
@@ -59,6 +58,9 @@ type Config struct {
 	// bursts of RateBurst.
 	RateLimit float64
 	RateBurst int
+	// AuthFailureLimit is how many failed authentications a client (an
+	// address) may make per minute before it is refused 429 (0: no limit).
+	AuthFailureLimit int
 	// HideMetrics leaves /metrics off Handler (server.Deps.HideMetrics).
 	HideMetrics bool
 
@@ -78,7 +80,7 @@ const (
 type App struct {
 	Service     *service.Service
 	Dispatcher  *webhook.Dispatcher
-	RequestLogs *api.RequestLogWriter
+	RequestLogs *service.RequestLogWriter
 	Jobs        []jobs.Job
 	Metrics     *metrics.Registry
 	Handler     http.Handler
@@ -91,6 +93,9 @@ type App struct {
 func New(cfg Config) *App {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
+	}
+	if cfg.Store != nil {
+		cfg.Store.SetLogger(cfg.Logger)
 	}
 	now := cfg.Now
 	if now == nil {
@@ -106,7 +111,7 @@ func New(cfg Config) *App {
 	}
 	a := &App{log: cfg.Logger}
 	a.Dispatcher = webhook.New(webhook.Config{
-		Store:       st,
+		Store:       cfg.Store,
 		Client:      webhook.NewClient(webhook.ClientConfig{Guard: guard, RootCAs: cfg.RootCAs}),
 		Now:         cfg.Now,
 		Logger:      cfg.Logger,
@@ -119,7 +124,7 @@ func New(cfg Config) *App {
 		URLs: guard, Notify: a.Dispatcher.Wake, Processors: cfg.Processors,
 	}
 	a.Service = service.New(sc)
-	a.RequestLogs = api.NewRequestLogWriter(cfg.Store, cfg.Logger)
+	a.RequestLogs = service.NewRequestLogWriter(cfg.Store, cfg.Logger)
 	svc := a.Service
 	a.Jobs = []jobs.Job{
 		{Name: "expire-sessions", Interval: or(cfg.ExpiryInterval, DefaultExpiryInterval), Counts: &jobs.Counts{},
@@ -131,13 +136,14 @@ func New(cfg Config) *App {
 	}
 	a.Metrics = newMetrics(observed{store: cfg.Store, service: svc, dispatcher: a.Dispatcher, logs: a.RequestLogs, jobs: a.Jobs, started: time.Now()})
 	a.Handler = server.New(server.Deps{
-		Service:     svc,
-		Logger:      cfg.Logger,
-		Now:         cfg.Now,
-		RateLimiter: api.NewRateLimiter(cfg.RateLimit, cfg.RateBurst, cfg.Now),
-		RequestLogs: a.RequestLogs,
-		Metrics:     a.Metrics,
-		HideMetrics: cfg.HideMetrics,
+		Service:      svc,
+		Logger:       cfg.Logger,
+		Now:          cfg.Now,
+		RateLimiter:  api.NewRateLimiter(cfg.RateLimit, cfg.RateBurst, cfg.Now),
+		AuthFailures: api.NewFailureLimiter(cfg.AuthFailureLimit, time.Minute, cfg.Now),
+		RequestLogs:  a.RequestLogs,
+		Metrics:      a.Metrics,
+		HideMetrics:  cfg.HideMetrics,
 	})
 	return a
 }

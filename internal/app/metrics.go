@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/checkoutd/checkoutd/checkout"
-	"github.com/checkoutd/checkoutd/internal/api"
 	"github.com/checkoutd/checkoutd/internal/jobs"
 	"github.com/checkoutd/checkoutd/internal/metrics"
 	"github.com/checkoutd/checkoutd/internal/service"
@@ -21,7 +20,7 @@ type observed struct {
 	store      *store.DB
 	service    *service.Service
 	dispatcher *webhook.Dispatcher
-	logs       *api.RequestLogWriter
+	logs       *service.RequestLogWriter
 	jobs       []jobs.Job
 	started    time.Time
 }
@@ -46,6 +45,9 @@ func newMetrics(o observed) *metrics.Registry {
 		func(s service.Stats) map[checkout.Mode]int64 { return s.SessionsCreated })
 	byMode("checkoutd_sessions_expired_total", "Checkout sessions this process expired, by the background job or on read, by mode.",
 		func(s service.Stats) map[checkout.Mode]int64 { return s.SessionsExpired })
+
+	r.Value("checkoutd_payments_captured_after_failure_total", "Payments whose processor took the money after the payment had failed (a charge approved, a trade accepted): each is flagged for refund and logged as an error.",
+		counter, func() float64 { return float64(o.service.Stats().CapturedAfterFailure) })
 
 	r.Func("checkoutd_webhook_attempts_total", "Webhook delivery attempts this process made, by result: succeeded (a 2xx answer) or failed.",
 		counter, []string{"result"}, func(_ context.Context, emit metrics.Emit) {
@@ -104,6 +106,8 @@ func newMetrics(o observed) *metrics.Registry {
 			emit(float64(s.Canceled), "canceled")
 			emit(float64(s.Other), "other")
 		})
+	r.Value("checkoutd_store_rows_skipped_total", "Rows a background job's list skipped because they could not be read (each logged at error level with its id).",
+		counter, func() float64 { return float64(o.store.Stats().RowsSkipped) })
 	r.Func("checkoutd_db_connections", "Open database connections, by pool and state (in_use, idle).",
 		gauge, []string{"pool", "state"}, func(_ context.Context, emit metrics.Emit) {
 			for _, p := range o.store.Stats().Pools {

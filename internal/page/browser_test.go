@@ -35,7 +35,6 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/checkoutd/checkoutd/checkout"
-	"github.com/checkoutd/checkoutd/internal/api"
 	"github.com/checkoutd/checkoutd/internal/app"
 	"github.com/checkoutd/checkoutd/internal/browsertest"
 	"github.com/checkoutd/checkoutd/internal/clock"
@@ -44,6 +43,7 @@ import (
 	"github.com/checkoutd/checkoutd/internal/service"
 	"github.com/checkoutd/checkoutd/internal/store"
 	"github.com/checkoutd/checkoutd/internal/store/storetest"
+	"github.com/checkoutd/checkoutd/internal/web"
 )
 
 var updateScreenshots = flag.Bool("update-screenshots", false, "write a PNG of each page state to docs/screenshots")
@@ -122,7 +122,7 @@ func newBrowserEnv(t *testing.T, db *store.DB) *browserEnv {
 	t.Helper()
 	tab := browsertest.Tab(t)
 	clk := clock.NewFake(t0)
-	log := slog.New(api.LogHandler{Handler: logtest.Logger(t).Handler()})
+	log := slog.New(web.LogHandler{Handler: logtest.Logger(t).Handler()})
 	e := &browserEnv{t: t, db: db, clk: clk, tab: tab}
 	e.srv = httptest.NewUnstartedServer(nil)
 	a := app.New(app.Config{

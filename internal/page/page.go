@@ -16,9 +16,9 @@ import (
 	"time"
 
 	"github.com/checkoutd/checkoutd/checkout"
-	"github.com/checkoutd/checkoutd/internal/api"
 	"github.com/checkoutd/checkoutd/internal/pay"
 	"github.com/checkoutd/checkoutd/internal/service"
+	"github.com/checkoutd/checkoutd/internal/web"
 )
 
 //go:embed templates/*.html
@@ -205,7 +205,7 @@ func (p *Page) HandleStatus() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		ps, err := p.svc.PageSession(r.Context(), r.PathValue("id"))
 		if err != nil {
-			api.WriteError(w, r, err)
+			web.WriteError(w, r, err)
 			return
 		}
 		st := statusJSON{Status: ps.Session.Status}
@@ -214,7 +214,7 @@ func (p *Page) HandleStatus() http.Handler {
 			if ps.Active.Crypto != nil {
 				pr, err := p.svc.CryptoProgressOf(r.Context(), ps.Active)
 				if err != nil {
-					api.WriteError(w, r, checkout.Internal(err))
+					web.WriteError(w, r, checkout.Internal(err))
 					return
 				}
 				st.Payment.Confirmations, st.Payment.ConfirmationsRequired = &pr.Confirmations, &pr.Needed
@@ -231,7 +231,7 @@ func (p *Page) HandleStatus() http.Handler {
 			st.RedirectURL = &u
 		}
 		w.Header().Set("Cache-Control", "no-store")
-		api.WriteData(w, http.StatusOK, st)
+		web.WriteData(w, http.StatusOK, st)
 	})
 }
 
@@ -354,7 +354,7 @@ func (p *Page) fail(w http.ResponseWriter, r *http.Request, err error) {
 		p.renderError(w, r, http.StatusServiceUnavailable, "The payment page is unavailable for a moment. Try again shortly.")
 		return
 	}
-	api.Logger(r.Context()).ErrorContext(r.Context(), "payment page failed", "err", err)
+	web.Logger(r.Context()).ErrorContext(r.Context(), "payment page failed", "err", err)
 	p.renderError(w, r, http.StatusInternalServerError, "Something went wrong on our side. Nothing was charged. Try again shortly.")
 }
 
@@ -379,7 +379,7 @@ func (p *Page) render(w http.ResponseWriter, r *http.Request, status int, ps *se
 func (p *Page) execute(w http.ResponseWriter, r *http.Request, status int, name string, data any) {
 	var buf bytes.Buffer
 	if err := p.tmpl.ExecuteTemplate(&buf, name, data); err != nil {
-		api.Logger(r.Context()).ErrorContext(r.Context(), "render payment page", "template", name, "err", err)
+		web.Logger(r.Context()).ErrorContext(r.Context(), "render payment page", "template", name, "err", err)
 		http.Error(w, "Something went wrong on our side.", http.StatusInternalServerError)
 		return
 	}

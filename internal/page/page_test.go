@@ -270,8 +270,8 @@ func TestCardDeclineThenSuccess(t *testing.T) {
 		page := e.get(loc)
 		contains(t, "page after decline", page.body, "Your card has insufficient funds.", "Pay $39.99")
 		got, _ := e.svc.Store().SessionGet(context.Background(), s.ID)
-		if got.Status != checkout.StatusOpen || got.PaymentInProgress {
-			t.Fatalf("after decline: session %s, in progress %v; want open and free", got.Status, got.PaymentInProgress)
+		if got.Status != checkout.StatusOpen || got.PaymentInProgress() {
+			t.Fatalf("after decline: session %s, in progress %v; want open and free", got.Status, got.PaymentInProgress())
 		}
 
 		r = e.post("/invoice/"+s.ID+"/card", card("4242424242424242"))

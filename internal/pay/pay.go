@@ -147,6 +147,10 @@ type CryptoNetwork interface {
 
 // TradeRequest asks a skins platform to trade a buyer's items.
 type TradeRequest struct {
+	// PaymentID identifies the trade to the platform, which must treat a
+	// second trade with the same id as the same trade (idempotency): a
+	// retry returns the first trade and never sends a second offer.
+	PaymentID string
 	SessionID string
 	ItemIDs   []string
 	Total     int64
@@ -167,10 +171,24 @@ type SkinsPlatform interface {
 	// Inventory lists the buyer's items, valued in minor units of currency.
 	Inventory(ctx context.Context, sessionID string, total int64, currency string) ([]checkout.SkinItem, error)
 	// Trade sends a trade offer for the items and returns it once the
-	// buyer accepted it. It fails with validation_failed when the items are
-	// not the buyer's or are worth less than the total.
+	// buyer accepted it. A definite refusal, nothing traded, is a
+	// validation_failed *checkout.Error (the items are not the buyer's or
+	// are worth less than the total): see Refused. Any other error means
+	// the outcome is unknown (a time-out, the network, a crash after the
+	// platform accepted): the payment stays processing and is settled
+	// later through Lookup.
 	Trade(ctx context.Context, r TradeRequest) (Trade, error)
+	// Lookup returns the trade made for a payment id; found is false when
+	// the platform never made one.
+	Lookup(ctx context.Context, paymentID string) (t Trade, found bool, err error)
 	// Settled reports whether a trade held to its end stands (it was not
 	// reversed during the hold).
 	Settled(ctx context.Context, p *checkout.Payment) (bool, error)
+}
+
+// Refused reports whether an error of SkinsPlatform.Trade is a definite
+// refusal, after which nothing was traded; any other error leaves the
+// trade's outcome unknown.
+func Refused(err error) bool {
+	return checkout.IsCode(err, checkout.EValidationFailed)
 }

@@ -18,7 +18,7 @@ import (
 // Simulators returns the test-mode processors: test cards, a simulated
 // crypto network and a simulated skins platform.
 func Simulators() Processors {
-	return Processors{Card: NewTestCards(), Crypto: TestNetwork{}, Skins: TestSkins{}}
+	return Processors{Card: NewTestCards(), Crypto: TestNetwork{}, Skins: NewTestSkins()}
 }
 
 // testCardOutcomes are DESIGN.md section 7's test cards.
@@ -182,11 +182,19 @@ var testSkins = []struct {
 
 // TestSkins is the simulated skins platform of test mode: every buyer has
 // the same eight items, valued against the session's total; trades are
-// accepted at once and held for checkout.SkinsTradeHold, then stand.
-type TestSkins struct{}
+// accepted at once and held for checkout.SkinsTradeHold, then stand. It
+// remembers its trades by payment id, so that a retried trade is the same
+// trade and Lookup answers for them, as a real platform would.
+type TestSkins struct {
+	mu     sync.Mutex
+	trades map[string]Trade
+}
+
+// NewTestSkins returns a simulated skins platform.
+func NewTestSkins() *TestSkins { return &TestSkins{trades: map[string]Trade{}} }
 
 // Inventory returns the simulated items.
-func (TestSkins) Inventory(ctx context.Context, sessionID string, total int64, currency string) ([]checkout.SkinItem, error) {
+func (*TestSkins) Inventory(ctx context.Context, sessionID string, total int64, currency string) ([]checkout.SkinItem, error) {
 	items := make([]checkout.SkinItem, len(testSkins))
 	for i, s := range testSkins {
 		id := derive("skin", sessionID, s.name)
@@ -199,8 +207,14 @@ func (TestSkins) Inventory(ctx context.Context, sessionID string, total int64, c
 	return items, nil
 }
 
-// Trade accepts a trade of the buyer's items worth at least the total.
-func (t TestSkins) Trade(ctx context.Context, r TradeRequest) (Trade, error) {
+// Trade accepts a trade of the buyer's items worth at least the total. A
+// trade with the payment id of an earlier one returns that one.
+func (t *TestSkins) Trade(ctx context.Context, r TradeRequest) (Trade, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if prev, ok := t.trades[r.PaymentID]; ok && r.PaymentID != "" {
+		return prev, nil // the same trade again
+	}
 	inv, err := t.Inventory(ctx, r.SessionID, r.Total, r.Currency)
 	if err != nil {
 		return Trade{}, err
@@ -226,8 +240,22 @@ func (t TestSkins) Trade(ctx context.Context, r TradeRequest) (Trade, error) {
 	id := derive("trade", r.SessionID, fmt.Sprint(r.ItemIDs), fmt.Sprint(r.Now.UnixNano()))
 	tr.ID = fmt.Sprintf("trade_%d", binary.BigEndian.Uint64(id[:8])>>1)
 	tr.HoldUntil = r.Now.Add(checkout.SkinsTradeHold)
+	if r.PaymentID != "" {
+		if t.trades == nil {
+			t.trades = map[string]Trade{}
+		}
+		t.trades[r.PaymentID] = tr
+	}
 	return tr, nil
 }
 
+// Lookup returns the trade this platform made for a payment.
+func (t *TestSkins) Lookup(ctx context.Context, paymentID string) (Trade, bool, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	tr, ok := t.trades[paymentID]
+	return tr, ok, nil
+}
+
 // Settled reports that a simulated trade stood through its hold.
-func (TestSkins) Settled(ctx context.Context, p *checkout.Payment) (bool, error) { return true, nil }
+func (*TestSkins) Settled(ctx context.Context, p *checkout.Payment) (bool, error) { return true, nil }

@@ -177,7 +177,7 @@ func TestTestTxHash(t *testing.T) {
 }
 
 func TestTestSkinsInventory(t *testing.T) {
-	inv, err := pay.TestSkins{}.Inventory(ctx, session1, 3999, "USD")
+	inv, err := pay.NewTestSkins().Inventory(ctx, session1, 3999, "USD")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -195,13 +195,13 @@ func TestTestSkinsInventory(t *testing.T) {
 	if !slices.Equal(got, want) || len(ids) != len(inv) {
 		t.Errorf("values = %v, %d distinct ids; want %v and 8", got, len(ids), want)
 	}
-	small, _ := pay.TestSkins{}.Inventory(ctx, session1, 1, "USD")
+	small, _ := pay.NewTestSkins().Inventory(ctx, session1, 1, "USD")
 	for _, it := range small {
 		if it.Value < 1 {
 			t.Errorf("item worth %d of a total of 1; want at least 1", it.Value)
 		}
 	}
-	other, _ := pay.TestSkins{}.Inventory(ctx, session2, 3999, "USD")
+	other, _ := pay.NewTestSkins().Inventory(ctx, session2, 3999, "USD")
 	if other[0].ID == inv[0].ID {
 		t.Errorf("two sessions' inventories share item ids")
 	}
@@ -209,9 +209,9 @@ func TestTestSkinsInventory(t *testing.T) {
 
 func TestTestSkinsTrade(t *testing.T) {
 	now := time.Date(2026, 11, 1, 12, 0, 0, 0, time.UTC)
-	inv, _ := pay.TestSkins{}.Inventory(ctx, session1, 3999, "USD")
+	inv, _ := pay.NewTestSkins().Inventory(ctx, session1, 3999, "USD")
 	trade := func(ids ...string) (pay.Trade, error) {
-		return pay.TestSkins{}.Trade(ctx, pay.TradeRequest{SessionID: session1, ItemIDs: ids, Total: 3999, Currency: "USD", Now: now})
+		return pay.NewTestSkins().Trade(ctx, pay.TradeRequest{SessionID: session1, ItemIDs: ids, Total: 3999, Currency: "USD", Now: now})
 	}
 	for name, ids := range map[string][]string{
 		"nothing":           nil,
@@ -239,7 +239,45 @@ func TestTestSkinsTrade(t *testing.T) {
 	if checkout.SkinsTradeHold != 7*24*time.Hour {
 		t.Errorf("SkinsTradeHold = %v; want 7 days", checkout.SkinsTradeHold)
 	}
-	if ok, err := (pay.TestSkins{}).Settled(ctx, &checkout.Payment{}); !ok || err != nil {
+	if ok, err := pay.NewTestSkins().Settled(ctx, &checkout.Payment{}); !ok || err != nil {
 		t.Errorf("Settled = %v, %v; want a simulated trade to stand", ok, err)
+	}
+}
+
+// TestTestSkinsTradeIdempotent: a trade retried with the same payment id
+// (the answer was lost on the way back) is the same trade, never a second
+// one, and Lookup finds it; a payment id never traded is not found.
+func TestTestSkinsTradeIdempotent(t *testing.T) {
+	now := time.Date(2026, 11, 1, 12, 0, 0, 0, time.UTC)
+	skins := pay.NewTestSkins()
+	inv, _ := skins.Inventory(ctx, session1, 3999, "USD")
+	req := pay.TradeRequest{PaymentID: "pay_1", SessionID: session1, ItemIDs: []string{inv[7].ID}, Total: 3999, Currency: "USD", Now: now}
+	first, err := skins.Trade(ctx, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Now = now.Add(time.Minute)
+	req.ItemIDs = []string{inv[6].ID, inv[5].ID}
+	again, err := skins.Trade(ctx, req)
+	if err != nil || again.ID != first.ID || !again.HoldUntil.Equal(first.HoldUntil) || len(again.Items) != 1 {
+		t.Errorf("retried trade = %+v, %v; want the first %+v", again, err, first)
+	}
+	got, found, err := skins.Lookup(ctx, "pay_1")
+	if err != nil || !found || got.ID != first.ID {
+		t.Errorf("Lookup(pay_1) = %+v, %v, %v; want the trade", got, found, err)
+	}
+	if _, found, err := skins.Lookup(ctx, "pay_2"); found || err != nil {
+		t.Errorf("Lookup(pay_2) = %v, %v; want not found", found, err)
+	}
+	// A refused trade is not recorded: the key may trade later.
+	req.PaymentID, req.ItemIDs = "pay_3", []string{inv[0].ID}
+	if _, err := skins.Trade(ctx, req); !pay.Refused(err) {
+		t.Errorf("short trade = %v; want a refusal", err)
+	}
+	if _, found, _ := skins.Lookup(ctx, "pay_3"); found {
+		t.Errorf("a refused trade was recorded")
+	}
+	if pay.Refused(context.DeadlineExceeded) || pay.Refused(nil) {
+		t.Errorf("a time-out or no error counts as a refusal")
 	}
 }

@@ -20,12 +20,12 @@ import (
 	"github.com/getkin/kin-openapi/routers/gorillamux"
 
 	"github.com/checkoutd/checkoutd/checkout"
-	"github.com/checkoutd/checkoutd/internal/api"
 	"github.com/checkoutd/checkoutd/internal/app"
 	"github.com/checkoutd/checkoutd/internal/clock"
 	"github.com/checkoutd/checkoutd/internal/logtest"
 	"github.com/checkoutd/checkoutd/internal/service"
 	"github.com/checkoutd/checkoutd/internal/store"
+	"github.com/checkoutd/checkoutd/internal/web"
 	"github.com/checkoutd/checkoutd/openapi"
 )
 
@@ -43,7 +43,7 @@ type harness struct {
 	db    *store.DB
 	clock *clock.Fake
 	svc   *service.Service
-	logs  *api.RequestLogWriter
+	logs  *service.RequestLogWriter
 	srv   *httptest.Server
 	// cacheClock drives the key and store caches (real-time staleness).
 	cacheClock *clock.Fake
@@ -58,6 +58,9 @@ type harness struct {
 type harnessOptions struct {
 	rateLimit float64
 	rateBurst int
+	// authFailureLimit is failed authentications per client per minute;
+	// 0 leaves them unlimited.
+	authFailureLimit int
 	// wrapStore, when set, stands between the service and the database:
 	// how a test makes the store fail or panic without a switch in
 	// production code.
@@ -73,11 +76,11 @@ func newHarness(t *testing.T, db *store.DB, opts ...harnessOptions) *harness {
 	clk := clock.NewFake(t0)
 	cacheClk := clock.NewFake(t0)
 	logBuf := &logtest.Buffer{}
-	log := slog.New(api.LogHandler{Handler: logBuf.TextHandler()})
+	log := slog.New(web.LogHandler{Handler: logBuf.TextHandler()})
 	a := app.New(app.Config{
 		Store: db, WrapStore: o.wrapStore, Logger: log,
 		Now: clk.Now, CacheNow: cacheClk.Now, CheckoutBaseURL: checkoutBase,
-		RateLimit: o.rateLimit, RateBurst: o.rateBurst,
+		RateLimit: o.rateLimit, RateBurst: o.rateBurst, AuthFailureLimit: o.authFailureLimit,
 	})
 	t.Cleanup(a.Close)
 	h := &harness{t: t, db: db, clock: clk, cacheClock: cacheClk, svc: a.Service, logs: a.RequestLogs, logBuf: logBuf}

@@ -6,14 +6,14 @@ import (
 	"time"
 
 	"github.com/checkoutd/checkoutd/checkout"
-	"github.com/checkoutd/checkoutd/internal/api"
 	"github.com/checkoutd/checkoutd/internal/service"
+	"github.com/checkoutd/checkoutd/internal/web"
 )
 
 // handleHealthz answers while the process serves requests.
 func handleHealthz() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		api.WriteData(w, http.StatusOK, map[string]string{"status": "ok"})
+		web.WriteData(w, http.StatusOK, map[string]string{"status": "ok"})
 	})
 }
 
@@ -24,9 +24,9 @@ func handleReadyz(svc *service.Service) http.Handler {
 		ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
 		defer cancel()
 		if err := svc.Store().Ping(ctx); err != nil {
-			api.WriteError(w, r, &checkout.Error{Code: checkout.EUnavailable, Message: "The database does not answer.", Err: err})
+			web.WriteError(w, r, &checkout.Error{Code: checkout.EUnavailable, Message: "The database does not answer.", Err: err})
 			return
 		}
-		api.WriteData(w, http.StatusOK, map[string]string{"status": "ready", "database": "ok"})
+		web.WriteData(w, http.StatusOK, map[string]string{"status": "ready", "database": "ok"})
 	})
 }

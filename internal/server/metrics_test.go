@@ -31,7 +31,7 @@ func newMetricsServer(t *testing.T, db *store.DB, d server.Deps) *metricsServer 
 	t.Helper()
 	log := logtest.Logger(t)
 	svc := service.New(service.Config{Store: db, CheckoutBaseURL: "https://pay.example.test", Logger: log})
-	logs := api.NewRequestLogWriter(db, log)
+	logs := service.NewRequestLogWriter(db, log)
 	t.Cleanup(logs.Close)
 	d.Service, d.Logger, d.RequestLogs = svc, log, logs
 	d.RateLimiter = api.NewRateLimiter(0, 1, nil)

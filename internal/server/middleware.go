@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/checkoutd/checkoutd/checkout"
-	"github.com/checkoutd/checkoutd/internal/api"
+	"github.com/checkoutd/checkoutd/internal/web"
 )
 
 // recoverPanics turns a panic in a handler into a 500 internal_error in the
@@ -25,12 +25,12 @@ func recoverPanics(next http.Handler) http.Handler {
 			if v == http.ErrAbortHandler {
 				panic(v)
 			}
-			api.Logger(r.Context()).ErrorContext(r.Context(), "panic serving request",
+			web.Logger(r.Context()).ErrorContext(r.Context(), "panic serving request",
 				"panic", fmt.Sprint(v), "stack", string(debug.Stack()))
 			if sw.status != 0 {
 				return // the response has begun; nothing sound can follow it
 			}
-			api.WriteError(sw, r, checkout.Internal(errors.New(fmt.Sprint(v))))
+			web.WriteError(sw, r, checkout.Internal(errors.New(fmt.Sprint(v))))
 		}()
 		next.ServeHTTP(sw, r)
 	})
@@ -55,7 +55,7 @@ func accessLog(next http.Handler) http.Handler {
 			// successful requests would drown the log at info.
 			level = slog.LevelDebug
 		}
-		api.Logger(r.Context()).Log(r.Context(), level, "request",
+		web.Logger(r.Context()).Log(r.Context(), level, "request",
 			"method", r.Method,
 			"path", checkout.RedactSecrets(r.URL.Path),
 			"status", sw.status,

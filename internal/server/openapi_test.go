@@ -1,36 +1,34 @@
 package server_test
 
 import (
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/getkin/kin-openapi/openapi3"
 
-	"github.com/checkoutd/checkoutd/internal/api"
+	"github.com/checkoutd/checkoutd/internal/web"
+	"github.com/checkoutd/checkoutd/openapi"
 )
 
 // codesOf returns the error codes a documented error response allows: the
-// enum its own schema puts on error.code.
+// enum its own envelope's error object puts on code.
 func codesOf(resp *openapi3.Response) []string {
 	mt := resp.Content.Get("application/json")
 	if mt == nil || mt.Schema == nil {
 		return nil
 	}
+	errProp := mt.Schema.Value.Properties["error"]
+	if errProp == nil || errProp.Value.Properties["code"] == nil {
+		return nil
+	}
 	var codes []string
-	for _, part := range mt.Schema.Value.AllOf {
-		if part.Ref != "" {
-			continue // the ErrorEnvelope every error response narrows
-		}
-		errProp := part.Value.Properties["error"]
-		if errProp == nil || errProp.Value.Properties["code"] == nil {
-			continue
-		}
-		for _, c := range errProp.Value.Properties["code"].Value.Enum {
-			codes = append(codes, fmt.Sprint(c))
-		}
+	for _, c := range errProp.Value.Properties["code"].Value.Enum {
+		codes = append(codes, fmt.Sprint(c))
 	}
 	return codes
 }
@@ -44,7 +42,7 @@ func TestOpenAPIDescribesEveryErrorCode(t *testing.T) {
 	if specErr != nil {
 		t.Fatalf("OpenAPI document: %v", specErr)
 	}
-	codes := api.ErrorCodes()
+	codes := web.ErrorCodes()
 	slices.Sort(codes)
 
 	var enum []string
@@ -59,7 +57,7 @@ func TestOpenAPIDescribesEveryErrorCode(t *testing.T) {
 	documented := map[string][]string{} // code → "status where"
 	add := func(status int, where string, resp *openapi3.Response) {
 		for _, c := range codesOf(resp) {
-			if want := api.StatusOf(c); want != status {
+			if want := web.StatusOf(c); want != status {
 				t.Errorf("%s documents %s under %d; the API answers it with %d", where, c, status, want)
 			}
 			documented[c] = append(documented[c], strconv.Itoa(status)+" "+where)
@@ -81,7 +79,7 @@ func TestOpenAPIDescribesEveryErrorCode(t *testing.T) {
 	}
 	for _, c := range codes {
 		if len(documented[c]) == 0 {
-			t.Errorf("no response of the document allows %s (%d %s)", c, api.StatusOf(c), http.StatusText(api.StatusOf(c)))
+			t.Errorf("no response of the document allows %s (%d %s)", c, web.StatusOf(c), http.StatusText(web.StatusOf(c)))
 		}
 	}
 
@@ -97,4 +95,136 @@ func TestOpenAPIDescribesEveryErrorCode(t *testing.T) {
 			t.Errorf("response %s: Retry-After is not a required header", name)
 		}
 	}
+}
+
+// walkJSON calls fn on every object of the raw document, with its JSON
+// pointer.
+func walkJSON(v any, ptr string, fn func(ptr string, obj map[string]any)) {
+	switch v := v.(type) {
+	case map[string]any:
+		fn(ptr, v)
+		for k, x := range v {
+			walkJSON(x, ptr+"/"+k, fn)
+		}
+	case []any:
+		for i, x := range v {
+			walkJSON(x, ptr+"/"+strconv.Itoa(i), fn)
+		}
+	}
+}
+
+// rawSpec is the document as plain JSON, for checks of its spelling rather
+// than its meaning.
+func rawSpec(t *testing.T) map[string]any {
+	t.Helper()
+	var doc map[string]any
+	if err := json.Unmarshal(openapi.JSON, &doc); err != nil {
+		t.Fatal(err)
+	}
+	return doc
+}
+
+// Client generators read a default as "always there": openapi-typescript
+// makes a property with a default required, so a create without quantity
+// would not type-check. What the server does with a field not sent is said
+// in words; no schema a client sends has a default.
+func TestOpenAPIInputsHaveNoDefault(t *testing.T) {
+	doc := rawSpec(t)
+	schemas := doc["components"].(map[string]any)["schemas"].(map[string]any)
+	for _, name := range []string{"CreateCheckoutRequest", "ItemInput", "CustomerInput"} {
+		walkJSON(schemas[name], "#/components/schemas/"+name, func(ptr string, obj map[string]any) {
+			if _, ok := obj["default"]; ok {
+				t.Errorf("%s has a default; say what a field not sent means in its description instead", ptr)
+			}
+		})
+	}
+	paths := doc["paths"].(map[string]any)
+	walkJSON(paths, "#/paths", func(ptr string, obj map[string]any) {
+		if strings.Contains(ptr, "/parameters/") || strings.Contains(ptr, "/requestBody/") {
+			if _, ok := obj["default"]; ok {
+				t.Errorf("%s has a default", ptr)
+			}
+		}
+	})
+}
+
+// Error responses are shaped for client generators: each status has an
+// envelope and an error object of its own, named, with every field of the
+// Error schema typed as there and code narrowed to the status's codes. No
+// allOf (oapi-codegen turned allOf of the envelope and a narrowed code into
+// struct{ Error struct{ Code interface{} } }, losing message, param,
+// request_id and details).
+func TestOpenAPIErrorResponsesAreWholeObjects(t *testing.T) {
+	specOnce.Do(loadSpec)
+	if specErr != nil {
+		t.Fatalf("OpenAPI document: %v", specErr)
+	}
+	generic := specDoc.Components.Schemas["Error"].Value
+	for name, ref := range specDoc.Components.Responses {
+		schemaRef := ref.Value.Content.Get("application/json").Schema
+		if want := "#/components/schemas/" + name + "Envelope"; schemaRef.Ref != want {
+			t.Errorf("response %s: schema is %q; want a $ref to %s", name, schemaRef.Ref, want)
+			continue
+		}
+		env := schemaRef.Value
+		if ok := env.Properties["ok"]; ok == nil || !ok.Value.Type.Is("boolean") || ok.Value.Const != false {
+			t.Errorf("%sEnvelope: ok is not a boolean const false", name)
+		}
+		errRef := env.Properties["error"]
+		if want := "#/components/schemas/" + name + "Error"; errRef == nil || errRef.Ref != want {
+			t.Errorf("%sEnvelope: error is not a $ref to %s", name, want)
+			continue
+		}
+		e := errRef.Value
+		if !e.Type.Is("object") || len(e.AllOf)+len(e.AnyOf)+len(e.OneOf) > 0 {
+			t.Errorf("%sError: not a plain object schema", name)
+		}
+		if !slices.Equal(e.Required, generic.Required) {
+			t.Errorf("%sError: required = %q; want Error's, %q", name, e.Required, generic.Required)
+		}
+		if e.AdditionalProperties.Has == nil || *e.AdditionalProperties.Has {
+			t.Errorf("%sError: additionalProperties is not false", name)
+		}
+		for prop, want := range generic.Properties {
+			got := e.Properties[prop]
+			if got == nil {
+				t.Errorf("%sError: no %s; Error has it", name, prop)
+				continue
+			}
+			if prop == "code" {
+				if !got.Value.Type.Is("string") || len(got.Value.Enum) == 0 {
+					t.Errorf("%sError: code is not a string enum", name)
+				}
+				for _, c := range got.Value.Enum {
+					if !slices.Contains(want.Value.Enum, c) {
+						t.Errorf("%sError: code %v is not in Error's enum", name, c)
+					}
+				}
+				continue
+			}
+			gj, _ := json.Marshal(got)
+			wj, _ := json.Marshal(want)
+			if string(gj) != string(wj) {
+				t.Errorf("%sError: %s is %s; want Error's, %s", name, prop, gj, wj)
+			}
+		}
+		if len(e.Properties) != len(generic.Properties) {
+			t.Errorf("%sError: %d properties; Error has %d", name, len(e.Properties), len(generic.Properties))
+		}
+	}
+}
+
+// Every const says its type (a const without one becomes interface{} in
+// oapi-codegen), and the document uses no allOf.
+func TestOpenAPIConstsAreTyped(t *testing.T) {
+	walkJSON(rawSpec(t), "#", func(ptr string, obj map[string]any) {
+		if _, ok := obj["const"]; ok {
+			if _, ok := obj["type"]; !ok {
+				t.Errorf("%s: const without a type", ptr)
+			}
+		}
+		if _, ok := obj["allOf"]; ok && !strings.Contains(ptr, "/properties/allOf") {
+			t.Errorf("%s: allOf; client generators lose fields through it", ptr)
+		}
+	})
 }

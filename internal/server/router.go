@@ -7,7 +7,7 @@ import (
 	"strings"
 
 	"github.com/checkoutd/checkoutd/checkout"
-	"github.com/checkoutd/checkoutd/internal/api"
+	"github.com/checkoutd/checkoutd/internal/web"
 )
 
 // router is http.ServeMux with answers of our own for what it does not
@@ -69,11 +69,11 @@ func methodSwitch(p string, byMethod map[string]http.Handler) http.Handler {
 		}
 		slices.Sort(allow)
 		w.Header().Set("Allow", strings.Join(allow, ", "))
-		api.WriteError(w, r, checkout.Errorf(checkout.EMethodNotAllowed,
+		web.WriteError(w, r, checkout.Errorf(checkout.EMethodNotAllowed,
 			"%s is not allowed on %s; allowed: %s.", r.Method, r.URL.Path, strings.Join(allow, ", ")))
 	})
 }
 
 func notFound(w http.ResponseWriter, r *http.Request) {
-	api.WriteError(w, r, checkout.Errorf(checkout.ENotFound, "There is nothing at %s %s.", r.Method, r.URL.EscapedPath()))
+	web.WriteError(w, r, checkout.Errorf(checkout.ENotFound, "There is nothing at %s %s.", r.Method, r.URL.EscapedPath()))
 }

@@ -14,7 +14,7 @@ func addRoutes(r *router, d Deps) {
 	merchant := func(h http.Handler) http.Handler {
 		h = api.Limit(d.RateLimiter, h)
 		h = api.LogRequests(d.RequestLogs, d.Now, h)
-		return api.Authenticate(d.Service, h)
+		return api.Authenticate(d.Service, d.AuthFailures, h)
 	}
 	r.handle("POST /v1/stores/{storeId}/checkouts", merchant(api.HandleCreateCheckout(d.Service)))
 	r.handle("GET /v1/stores/{storeId}/checkouts/{checkoutId}", merchant(api.HandleGetCheckout(d.Service)))

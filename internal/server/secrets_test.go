@@ -19,6 +19,7 @@ import (
 	"github.com/checkoutd/checkoutd/internal/service"
 	"github.com/checkoutd/checkoutd/internal/store"
 	"github.com/checkoutd/checkoutd/internal/store/storetest"
+	"github.com/checkoutd/checkoutd/internal/web"
 )
 
 // quotingStore fails every session read with an error that quotes a
@@ -40,7 +41,7 @@ var anySecret = regexp.MustCompile(`ck_(test|live)_[sh]k_|whsec_`)
 func TestNoSecretReachesLogsOrErrors(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		logBuf := &logtest.Buffer{}
-		log := slog.New(api.LogHandler{Handler: logBuf.JSONHandler()})
+		log := slog.New(web.LogHandler{Handler: logBuf.JSONHandler()})
 		ctx := context.Background()
 		plain := service.New(service.Config{Store: db, CheckoutBaseURL: "https://pay.example.test", Logger: log})
 		m, err := plain.CreateMerchant(ctx, checkout.MerchantParams{Name: "Acme", Currency: "USD"})
@@ -54,7 +55,7 @@ func TestNoSecretReachesLogsOrErrors(t *testing.T) {
 		}
 		whsec := checkout.NewWebhookSecret()
 		svc := service.New(service.Config{Store: quotingStore{db, secret}, CheckoutBaseURL: "https://pay.example.test", Logger: log})
-		logs := api.NewRequestLogWriter(db, log)
+		logs := service.NewRequestLogWriter(db, log)
 		defer logs.Close()
 		srv := httptest.NewServer(server.New(server.Deps{Service: svc, Logger: log, RequestLogs: logs,
 			RateLimiter: api.NewRateLimiter(0, 1, nil), HideMetrics: true}))

@@ -12,6 +12,7 @@ import (
 	"github.com/checkoutd/checkoutd/internal/metrics"
 	"github.com/checkoutd/checkoutd/internal/page"
 	"github.com/checkoutd/checkoutd/internal/service"
+	"github.com/checkoutd/checkoutd/internal/web"
 )
 
 // Deps are what the server needs.
@@ -20,7 +21,10 @@ type Deps struct {
 	Logger      *slog.Logger
 	Now         clock.Func
 	RateLimiter *api.RateLimiter
-	RequestLogs *api.RequestLogWriter
+	// AuthFailures limits failed authentications per client; no limit
+	// when nil.
+	AuthFailures *api.FailureLimiter
+	RequestLogs  *service.RequestLogWriter
 	// Metrics is the registry that /metrics serves; the server adds the
 	// series of its requests to it. A registry of its own when nil.
 	Metrics *metrics.Registry
@@ -51,7 +55,7 @@ func New(d Deps) http.Handler {
 	h = recoverPanics(h)
 	h = instrument(newHTTPMetrics(d.Metrics), h)
 	h = accessLog(h)
-	h = api.WithRequestID(d.Logger, h)
+	h = web.WithRequestID(d.Logger, h)
 	return h
 }
 
@@ -64,5 +68,5 @@ func MetricsHandler(reg *metrics.Registry, log *slog.Logger) http.Handler {
 	}
 	r := newRouter()
 	addMetricsRoutes(r, reg)
-	return api.WithRequestID(log, recoverPanics(r))
+	return web.WithRequestID(log, recoverPanics(r))
 }

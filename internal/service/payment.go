@@ -151,9 +151,17 @@ const chargeTimeout = 60 * time.Second
 
 // settleCard writes a card processor's answer.
 func (s *Service) settleCard(ctx context.Context, paymentID string, res pay.CardResult) (*PaymentOutcome, error) {
-	return s.settle(ctx, paymentID, func(tx *txn, m *checkout.Merchant, sess *checkout.Session, p *checkout.Payment) error {
+	var flagged bool
+	out, err := s.settle(ctx, paymentID, func(tx *txn, m *checkout.Merchant, sess *checkout.Session, p *checkout.Payment) error {
 		if p.Status != checkout.PaymentProcessing {
-			return nil // settled already (the payments job, another node)
+			// Settled already (the payments job, another node). An
+			// approval after the payment failed took the money for nothing.
+			if !res.Approved {
+				return nil
+			}
+			var err error
+			flagged, err = s.flagCapturedAfterFailure(ctx, tx, p)
+			return err
 		}
 		if res.Brand != "" {
 			p.CardBrand = &res.Brand
@@ -171,6 +179,31 @@ func (s *Service) settleCard(ctx context.Context, paymentID string, res pay.Card
 		p.DisputeOnSuccess = res.Dispute
 		return s.succeedPayment(ctx, tx, m, sess, p)
 	})
+	if err == nil && flagged {
+		s.capturedAfterFailure(ctx, out.Payment)
+	}
+	return out, err
+}
+
+// flagCapturedAfterFailure flags a failed payment whose money its
+// processor took after all for a refund, unless it is flagged already, and
+// reports whether it did.
+func (s *Service) flagCapturedAfterFailure(ctx context.Context, tx *txn, p *checkout.Payment) (bool, error) {
+	if p.Status != checkout.PaymentFailed || p.RefundDue() {
+		return false, nil
+	}
+	if err := p.FlagCapturedAfterFailure(s.now()); err != nil {
+		return false, err
+	}
+	return true, tx.PaymentUpdate(ctx, p)
+}
+
+// capturedAfterFailure tells an operator, once it is written, that p's money
+// was taken after it failed: an error in the log and a count in Stats.
+func (s *Service) capturedAfterFailure(ctx context.Context, p *checkout.Payment) {
+	s.counts.capturedAfterFailure.Add(1)
+	s.log.ErrorContext(ctx, "payment collected after it had failed; flagged for refund",
+		"payment_id", p.ID, "session_id", p.SessionID, "method", p.Method, "mode", p.Mode, "amount", p.Amount, "currency", p.Currency)
 }
 
 // beginPayment holds session sessionID with a new processing payment of
@@ -539,21 +572,47 @@ func (s *Service) PayBySkins(ctx context.Context, sessionID string, itemIDs []st
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), chargeTimeout)
 	defer cancel()
 	trade, tradeErr := s.procs.For(sess.Mode).Skins.Trade(ctx, pay.TradeRequest{
-		SessionID: sessionID, ItemIDs: itemIDs, Total: sess.TotalAmount, Currency: sess.Currency, Now: s.now(),
+		PaymentID: p.ID, SessionID: sessionID, ItemIDs: itemIDs, Total: sess.TotalAmount, Currency: sess.Currency, Now: s.now(),
 	})
-	return s.settle(ctx, p.ID, func(tx *txn, m *checkout.Merchant, sess *checkout.Session, p *checkout.Payment) error {
+	if tradeErr != nil && !pay.Refused(tradeErr) {
+		// The outcome is unknown: the platform may have accepted the trade,
+		// so the payment keeps the session until the payments job learns
+		// it from the platform (Lookup).
+		s.log.WarnContext(ctx, "skins trade without an outcome; the payments job will look it up",
+			"payment_id", p.ID, "session_id", sessionID, "error", tradeErr)
+		return &PaymentOutcome{Payment: p, Session: sess}, nil
+	}
+	var flagged bool
+	out, err := s.settle(ctx, p.ID, func(tx *txn, m *checkout.Merchant, sess *checkout.Session, p *checkout.Payment) error {
 		if p.Status != checkout.PaymentProcessing {
-			return nil
+			// Settled already: items traded after the payment failed are
+			// to be returned.
+			if tradeErr != nil {
+				return nil
+			}
+			var err error
+			flagged, err = s.flagCapturedAfterFailure(ctx, tx, p)
+			return err
 		}
 		if tradeErr != nil {
-			s.log.WarnContext(ctx, "skins trade failed", "payment_id", p.ID, "error", tradeErr)
+			s.log.WarnContext(ctx, "skins trade refused", "payment_id", p.ID, "error", tradeErr)
 			return s.failPayment(ctx, tx, m, sess, p, checkout.FailProcessingError)
 		}
-		p.Skins = &checkout.SkinsDetails{TradeID: trade.ID, Items: trade.Items, Value: trade.Value, HoldUntil: trade.HoldUntil.Unix()}
-		p.DueAt = &trade.HoldUntil
-		p.UpdatedAt = s.now()
-		return tx.PaymentUpdate(ctx, p)
+		return s.recordTrade(ctx, tx, p, trade)
 	})
+	if err == nil && flagged {
+		s.capturedAfterFailure(ctx, out.Payment)
+	}
+	return out, err
+}
+
+// recordTrade records an accepted trade on its processing payment, which
+// holds the session until the platform's hold ends.
+func (s *Service) recordTrade(ctx context.Context, tx *txn, p *checkout.Payment, trade pay.Trade) error {
+	p.Skins = &checkout.SkinsDetails{TradeID: trade.ID, Items: trade.Items, Value: trade.Value, HoldUntil: trade.HoldUntil.Unix()}
+	p.DueAt = &trade.HoldUntil
+	p.UpdatedAt = s.now()
+	return tx.PaymentUpdate(ctx, p)
 }
 
 // checkTrade checks that the items are in the inventory, once each, and
@@ -634,17 +693,42 @@ func (s *Service) processDue(ctx context.Context, p *checkout.Payment) (bool, er
 		if err != nil {
 			return false, err
 		}
-		if confs < p.Crypto.Confirmations {
-			coin, _ := checkout.CoinByCode(p.Crypto.Coin)
-			later = now.Add(max(coin.BlockTime, time.Second))
+		if confs >= p.Crypto.Confirmations {
+			act = s.succeedWith(ctx)
 			break
 		}
-		act = s.succeedWith(ctx)
+		coin, ok := checkout.CoinByCode(p.Crypto.Coin)
+		if !ok {
+			s.log.ErrorContext(ctx, "due crypto payment in an unknown coin", "payment_id", p.ID, "coin", p.Crypto.Coin)
+			later = now.Add(time.Hour)
+			break
+		}
+		broadcast := time.UnixMilli(p.Crypto.BroadcastAt)
+		if !now.Before(coin.Deadline(broadcast)) {
+			// Not confirmed by the deadline: the session is freed, and
+			// expires at its own expires_at if nothing else pays it.
+			s.log.WarnContext(ctx, "crypto payment not confirmed by its deadline; it fails",
+				"payment_id", p.ID, "session_id", p.SessionID, "coin", coin.Code, "confirmations", confs, "deadline", coin.ConfirmationDeadline)
+			act = s.failWith(ctx, checkout.FailConfirmationTimeout)
+			break
+		}
+		later = coin.NextLook(confs, broadcast, now)
 	case p.Method == checkout.MethodSkins && procs.Skins != nil:
 		if p.Skins == nil {
-			// The node stopped between beginning the trade and recording
-			// it: the buyer's items never left, so the payment fails.
-			act = s.failWith(ctx, checkout.FailProcessingError)
+			// The trade's outcome was never written (the platform did not
+			// answer, or the node stopped): ask the platform. Until it
+			// answers, the payment stays processing.
+			trade, found, err := procs.Skins.Lookup(ctx, p.ID)
+			if err != nil {
+				return false, err
+			}
+			if !found {
+				act = s.failWith(ctx, checkout.FailProcessingError)
+				break
+			}
+			act = func(tx *txn, m *checkout.Merchant, sess *checkout.Session, p *checkout.Payment) error {
+				return s.recordTrade(ctx, tx, p, trade)
+			}
 			break
 		}
 		if now.Before(time.Unix(p.Skins.HoldUntil, 0)) {

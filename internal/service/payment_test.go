@@ -5,12 +5,16 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"slices"
+	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/checkoutd/checkoutd/checkout"
+	"github.com/checkoutd/checkoutd/internal/logtest"
 	"github.com/checkoutd/checkoutd/internal/pay"
 	"github.com/checkoutd/checkoutd/internal/service"
 	"github.com/checkoutd/checkoutd/internal/store"
@@ -82,16 +86,49 @@ func (c *cards) hold() (inside <-chan string, release func()) {
 	}
 }
 
+// skins is the simulated skins platform with faults a test may inject:
+// the answer of a trade the platform made is lost, a trade never reaches
+// the platform, or lookups fail.
+type skins struct {
+	*pay.TestSkins
+	lose, drop, lookupFails atomic.Bool
+	trades                  atomic.Int64 // trades that reached the platform
+}
+
+func (s *skins) Trade(ctx context.Context, r pay.TradeRequest) (pay.Trade, error) {
+	if s.drop.Load() {
+		return pay.Trade{}, errors.New("connection reset")
+	}
+	s.trades.Add(1)
+	tr, err := s.TestSkins.Trade(ctx, r)
+	if err == nil && s.lose.Load() {
+		return pay.Trade{}, context.DeadlineExceeded
+	}
+	return tr, err
+}
+
+func (s *skins) Lookup(ctx context.Context, paymentID string) (pay.Trade, bool, error) {
+	if s.lookupFails.Load() {
+		return pay.Trade{}, false, errors.New("platform unavailable")
+	}
+	return s.TestSkins.Lookup(ctx, paymentID)
+}
+
 // payFixture is a fixture whose service has payment processors.
 type payFixture struct {
 	*fixture
 	cards *cards
+	skins *skins
+	// log holds what every node of the fixture logged.
+	log    *slog.Logger
+	logBuf *logtest.Buffer
 }
 
 func newPayFixture(t *testing.T, db *store.DB) *payFixture {
 	t.Helper()
 	f := newFixture(t, db)
-	pf := &payFixture{fixture: f, cards: newCards()}
+	pf := &payFixture{fixture: f, cards: newCards(), skins: &skins{TestSkins: pay.NewTestSkins()}}
+	pf.log, pf.logBuf = logtest.Capture()
 	f.svc = pf.node(db)
 	return pf
 }
@@ -100,8 +137,8 @@ func newPayFixture(t *testing.T, db *store.DB) *payFixture {
 // fixture's clocks and processors.
 func (f *payFixture) node(db *store.DB) *service.Service {
 	return service.New(service.Config{
-		Store: db, Now: f.clock.Now, CacheNow: f.cache.Now, CheckoutBaseURL: "https://pay.example",
-		Processors: pay.Registry{Test: pay.Processors{Card: f.cards, Crypto: pay.TestNetwork{}, Skins: pay.TestSkins{}}},
+		Store: db, Now: f.clock.Now, CacheNow: f.cache.Now, CheckoutBaseURL: "https://pay.example", Logger: f.log,
+		Processors: pay.Registry{Test: pay.Processors{Card: f.cards, Crypto: pay.TestNetwork{}, Skins: f.skins}},
 	})
 }
 
@@ -198,8 +235,8 @@ func TestPayByCardTestCards(t *testing.T) {
 			if p := out.Payment; p.Status != checkout.PaymentFailed || *p.FailureCode != code || p.Fee != 0 || *p.CardLast4 != number[12:] {
 				t.Errorf("PayByCard(%s): payment %s, code %v, fee %d; want failed with %s", number, p.Status, p.FailureCode, p.Fee, code)
 			}
-			if got := f.reload(t, s.ID); got.Status != checkout.StatusOpen || got.PaymentInProgress || got.PaymentID != nil {
-				t.Fatalf("after %s the session is %s, in progress %v; want open and free for another try", number, got.Status, got.PaymentInProgress)
+			if got := f.reload(t, s.ID); got.Status != checkout.StatusOpen || got.PaymentInProgress() || got.PaymentID != nil {
+				t.Fatalf("after %s the session is %s, in progress %v; want open and free for another try", number, got.Status, got.PaymentInProgress())
 			}
 		}
 		if ev := f.eventCounts(t, s.ID); ev[checkout.EventPaymentFailed] != len(declines) || ev[checkout.EventCheckoutCompleted] != 0 {
@@ -809,8 +846,8 @@ func TestChargeNeverReceived(t *testing.T) {
 		if len(failed) != 1 || *failed[0].FailureCode != checkout.FailProcessingError {
 			t.Fatalf("payments = %v; want one failed with processing_error", f.payments(t, s.ID))
 		}
-		if got := f.reload(t, s.ID); got.PaymentInProgress || got.Status != checkout.StatusOpen {
-			t.Errorf("session = %s, in progress %v; want open and free", got.Status, got.PaymentInProgress)
+		if got := f.reload(t, s.ID); got.PaymentInProgress() || got.Status != checkout.StatusOpen {
+			t.Errorf("session = %s, in progress %v; want open and free", got.Status, got.PaymentInProgress())
 		}
 		if _, err := f.svc.PayByCard(ctx, s.ID, card("4242424242424242")); err != nil {
 			t.Errorf("paying again = %v", err)
@@ -829,4 +866,260 @@ func (forgetfulCards) Charge(context.Context, pay.CardCharge) (pay.CardResult, e
 
 func (forgetfulCards) Lookup(context.Context, string) (pay.CardResult, bool, error) {
 	return pay.CardResult{}, false, nil
+}
+
+// TestSkinsTradeOutcomeLost: the platform accepted the trade and the answer
+// was lost (a time-out, a crash after the trade). The payment stays
+// processing and keeps the session, so the buyer cannot pay twice; the
+// payments job asks the platform, retries while it does not answer, and
+// carries on with the trade it finds.
+func TestSkinsTradeOutcomeLost(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		f := newPayFixture(t, db)
+		s := f.session(t)
+		inv, err := f.svc.SkinsInventory(ctx, s.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		f.skins.lose.Store(true)
+		out, err := f.svc.PayBySkins(ctx, s.ID, []string{inv[7].ID})
+		f.skins.lose.Store(false)
+		if err != nil || out.Payment.Status != checkout.PaymentProcessing {
+			t.Fatalf("PayBySkins with the answer lost = %v, %v; want processing", err, out)
+		}
+		p := out.Payment
+		if got := f.reload(t, s.ID); got.ActivePaymentID == nil || *got.ActivePaymentID != p.ID || got.Status != checkout.StatusOpen {
+			t.Fatalf("session = %s held by %v; want open, held by %s", got.Status, got.ActivePaymentID, p.ID)
+		}
+		// The buyer cannot pay again, by any method.
+		if _, err := f.svc.PayBySkins(ctx, s.ID, []string{inv[7].ID}); !errors.Is(err, checkout.DeclineInProgress) {
+			t.Errorf("a second trade = %v; want %v", err, checkout.DeclineInProgress)
+		}
+		if _, err := f.svc.PayByCard(ctx, s.ID, card("4242424242424242")); !errors.Is(err, checkout.DeclineInProgress) {
+			t.Errorf("a card = %v; want %v", err, checkout.DeclineInProgress)
+		}
+		if len(f.cards.charges()) != 0 || f.skins.trades.Load() != 1 {
+			t.Errorf("charges %v, trades %d; want none and 1", f.cards.charges(), f.skins.trades.Load())
+		}
+		f.clock.Advance(checkout.CardChargeTimeout - time.Second)
+		f.processDue(t)
+		if got := f.payments(t, s.ID)[checkout.PaymentProcessing]; len(got) != 1 || got[0].Skins != nil {
+			t.Fatalf("before the time-out: %v; want the payment processing, no trade recorded", f.payments(t, s.ID))
+		}
+		// The platform does not answer the lookup: the payment stays
+		// processing and is looked up again later.
+		f.clock.Advance(time.Second)
+		f.skins.lookupFails.Store(true)
+		if _, err := f.svc.ProcessAllDuePayments(ctx); err == nil {
+			t.Errorf("ProcessAllDuePayments with the lookup failing = nil; want its error")
+		}
+		f.skins.lookupFails.Store(false)
+		if got := f.payments(t, s.ID)[checkout.PaymentProcessing]; len(got) != 1 {
+			t.Fatalf("after a failed lookup: %v; want the payment processing", f.payments(t, s.ID))
+		}
+		f.clock.Advance(time.Hour)
+		if n, err := f.svc.ExpireAll(ctx); n != 0 || err != nil {
+			t.Errorf("ExpireAll = %d, %v; want nothing expired while the trade is unknown", n, err)
+		}
+		// The lookup finds the trade: the payment holds the session through
+		// its hold, which began when the platform accepted the trade.
+		f.processDue(t)
+		got := f.payments(t, s.ID)[checkout.PaymentProcessing]
+		holdEnd := t0.Add(checkout.SkinsTradeHold)
+		if len(got) != 1 || got[0].Skins == nil || got[0].Skins.HoldUntil != holdEnd.Unix() || got[0].DueAt == nil || !got[0].DueAt.Equal(holdEnd) {
+			t.Fatalf("after the lookup: %v; want the trade recorded, due at %v", f.payments(t, s.ID), holdEnd)
+		}
+		f.clock.Set(holdEnd)
+		f.processDue(t)
+		if paid := f.paidOnce(t, s.ID); paid.ID != p.ID {
+			t.Errorf("paid by %s; want %s", paid.ID, p.ID)
+		}
+		if all := f.payments(t, s.ID); len(all) != 1 || f.skins.trades.Load() != 1 {
+			t.Errorf("payments %v, trades %d; want one of each", all, f.skins.trades.Load())
+		}
+	})
+}
+
+// TestSkinsTradeNeverReceived: the trade never reached the platform; the
+// lookup finds nothing and the payment fails as processing_error, freeing
+// the session.
+func TestSkinsTradeNeverReceived(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		f := newPayFixture(t, db)
+		s := f.session(t)
+		inv, _ := f.svc.SkinsInventory(ctx, s.ID)
+		f.skins.drop.Store(true)
+		out, err := f.svc.PayBySkins(ctx, s.ID, []string{inv[7].ID})
+		f.skins.drop.Store(false)
+		if err != nil || out.Payment.Status != checkout.PaymentProcessing {
+			t.Fatalf("PayBySkins with the trade lost = %v, %v; want processing", err, out)
+		}
+		f.clock.Advance(checkout.CardChargeTimeout)
+		f.processDue(t)
+		failed := f.payments(t, s.ID)[checkout.PaymentFailed]
+		if len(failed) != 1 || *failed[0].FailureCode != checkout.FailProcessingError {
+			t.Fatalf("payments = %v; want one failed with processing_error", f.payments(t, s.ID))
+		}
+		if got := f.reload(t, s.ID); got.PaymentInProgress() || got.Status != checkout.StatusOpen {
+			t.Errorf("session = %s, in progress %v; want open and free", got.Status, got.PaymentInProgress())
+		}
+		if _, err := f.svc.PayBySkins(ctx, s.ID, []string{inv[7].ID}); err != nil {
+			t.Errorf("trading again = %v", err)
+		}
+	})
+}
+
+// TestCardApprovedAfterFailure: a charge stays in flight past its time-out;
+// the payments job finds nothing at the processor and fails the payment,
+// freeing the session; then the processor approves the charge. The money
+// was taken for a failed payment: it is flagged for refund (its failure
+// code says so), logged as an error with the payment and session, and
+// counted; the session is not paid by it.
+func TestCardApprovedAfterFailure(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		f := newPayFixture(t, db)
+		s := f.session(t)
+		inside, release := f.cards.hold()
+		done := make(chan *service.PaymentOutcome, 1)
+		go func() {
+			out, err := f.svc.PayByCard(ctx, s.ID, card("4242424242424242"))
+			if err != nil {
+				t.Errorf("PayByCard = %v", err)
+			}
+			done <- out
+		}()
+		id := <-inside
+		f.clock.Advance(checkout.CardChargeTimeout)
+		f.processDue(t)
+		if failed := f.payments(t, s.ID)[checkout.PaymentFailed]; len(failed) != 1 || *failed[0].FailureCode != checkout.FailProcessingError {
+			t.Fatalf("after the lookup found nothing: %v; want %s failed with processing_error", f.payments(t, s.ID), id)
+		}
+		release()
+		out := <-done
+		if out == nil {
+			t.FailNow()
+		}
+		p, err := db.PaymentGet(ctx, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p.Status != checkout.PaymentFailed || *p.FailureCode != checkout.FailCapturedAfterFailure || !p.RefundDue() {
+			t.Errorf("payment = %s, %v, refund due %v; want failed with %s, to be refunded", p.Status, *p.FailureCode, p.RefundDue(), checkout.FailCapturedAfterFailure)
+		}
+		if out.Payment.ID != id || out.Payment.Status != checkout.PaymentFailed {
+			t.Errorf("outcome = %s %s; want %s failed", out.Payment.ID, out.Payment.Status, id)
+		}
+		if got := f.reload(t, s.ID); got.Status != checkout.StatusOpen || got.PaymentInProgress() {
+			t.Errorf("session = %s, in progress %v; want open and free", got.Status, got.PaymentInProgress())
+		}
+		var line string
+		for l := range strings.Lines(f.logBuf.String()) {
+			if strings.Contains(l, "level=ERROR") && strings.Contains(l, "payment_id="+id) && strings.Contains(l, "session_id="+s.ID) {
+				line = l
+			}
+		}
+		if line == "" {
+			t.Errorf("no error log naming payment %s and session %s; log:\n%s", id, s.ID, f.logBuf)
+		}
+		if n := f.svc.Stats().CapturedAfterFailure; n != 1 {
+			t.Errorf("Stats().CapturedAfterFailure = %d; want 1", n)
+		}
+		// The session still takes a payment, which counts nothing more.
+		f.paidOnceBy(t, s.ID, "4242424242424242")
+		if n := f.svc.Stats().CapturedAfterFailure; n != 1 {
+			t.Errorf("Stats().CapturedAfterFailure = %d after another payment; want 1", n)
+		}
+	})
+}
+
+func (f *payFixture) paidOnceBy(t *testing.T, id, number string) {
+	t.Helper()
+	if _, err := f.svc.PayByCard(ctx, id, card(number)); err != nil {
+		t.Fatal(err)
+	}
+	f.paidOnce(t, id)
+}
+
+// stuckNetwork is the simulated network on which transactions never
+// confirm, counting how often it is asked.
+type stuckNetwork struct {
+	pay.TestNetwork
+	polls atomic.Int64
+}
+
+func (n *stuckNetwork) Confirmations(ctx context.Context, p *checkout.Payment, now time.Time) (int, error) {
+	n.polls.Add(1)
+	return 0, nil
+}
+
+// TestCryptoNeverConfirms: a transaction that never confirms holds its
+// session until its coin's deadline, then fails with confirmation_timeout
+// and frees the session, which expires as usual at its own expires_at. On
+// the way the network is asked a few dozen times, not every block.
+func TestCryptoNeverConfirms(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		f := newPayFixture(t, db)
+		for _, c := range checkout.Coins {
+			net := &stuckNetwork{}
+			node := service.New(service.Config{
+				Store: db, Now: f.clock.Now, CheckoutBaseURL: "https://pay.example", Logger: f.log,
+				Processors: pay.Registry{Test: pay.Processors{Crypto: net}},
+			})
+			start := f.clock.Now()
+			s := f.session(t)
+			if _, err := node.CryptoQuote(ctx, s.ID, c.Code); err != nil {
+				t.Fatal(err)
+			}
+			f.clock.Advance(5 * time.Minute)
+			p, err := node.SimulateCryptoPayment(ctx, s.ID, c.Code)
+			if err != nil {
+				t.Fatal(err)
+			}
+			deadline := f.clock.Now().Add(c.ConfirmationDeadline)
+			// The job runs every few seconds; here 500 times until the
+			// deadline.
+			step := c.ConfirmationDeadline / 500
+			for f.clock.Now().Add(step).Before(deadline) {
+				f.clock.Advance(step)
+				if _, err := node.ProcessAllDuePayments(ctx); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if got := f.payments(t, s.ID)[checkout.PaymentProcessing]; len(got) != 1 {
+				t.Fatalf("%s before its deadline: %v; want processing", c.Code, f.payments(t, s.ID))
+			}
+			if got := f.reload(t, s.ID); got.Status != checkout.StatusOpen || !got.PaymentInProgress() {
+				t.Fatalf("%s before its deadline: session %s, in progress %v; want open and held", c.Code, got.Status, got.PaymentInProgress())
+			}
+			if polls, most := net.polls.Load(), int64(40); polls > most {
+				t.Errorf("%s: the network was asked %d times in %v; want at most %d", c.Code, polls, c.ConfirmationDeadline, most)
+			}
+			f.clock.Set(deadline)
+			if _, err := node.ProcessAllDuePayments(ctx); err != nil {
+				t.Fatal(err)
+			}
+			failed := f.payments(t, s.ID)[checkout.PaymentFailed]
+			if len(failed) != 1 || failed[0].ID != p.ID || *failed[0].FailureCode != checkout.FailConfirmationTimeout || failed[0].DueAt != nil {
+				t.Fatalf("%s at its deadline: %v; want %s failed with confirmation_timeout, nothing due", c.Code, f.payments(t, s.ID), p.ID)
+			}
+			if ev := f.eventCounts(t, s.ID); ev[checkout.EventPaymentFailed] != 1 {
+				t.Errorf("%s: events %v; want one payment.failed", c.Code, ev)
+			}
+			sess := f.reload(t, s.ID)
+			expiresAt := start.Add(checkout.SessionLifetime)
+			if f.clock.Now().Before(expiresAt) {
+				// Within the hour the session is open and free again.
+				if sess.Status != checkout.StatusOpen || sess.PaymentInProgress() {
+					t.Errorf("%s: session %s, in progress %v; want open and free", c.Code, sess.Status, sess.PaymentInProgress())
+				}
+				f.clock.Set(expiresAt)
+			}
+			if n, err := node.ExpireAll(ctx); n != 1 || err != nil {
+				t.Errorf("%s: ExpireAll = %d, %v; want the session expired", c.Code, n, err)
+			}
+			if got := f.reload(t, s.ID).Status; got != checkout.StatusExpired {
+				t.Errorf("%s: session %s; want expired", c.Code, got)
+			}
+		}
+	})
 }

@@ -57,8 +57,12 @@ type Service struct {
 	notify          func()
 	procs           pay.Registry
 	keys            *ttlCache[*checkout.APIKey]
+	unknownKeys     *ttlCache[struct{}]
 	merchants       *ttlCache[*checkout.Merchant]
-	counts          struct{ created, expired modeCounter }
+	counts          struct {
+		created, expired     modeCounter
+		capturedAfterFailure atomic.Int64
+	}
 }
 
 // modeCounter counts by mode.
@@ -82,15 +86,30 @@ func (c *modeCounter) load() map[checkout.Mode]int64 {
 type Stats struct {
 	SessionsCreated map[checkout.Mode]int64
 	SessionsExpired map[checkout.Mode]int64
+	// CapturedAfterFailure counts payments whose processor took the money
+	// after the payment had failed: each is flagged for refund.
+	CapturedAfterFailure int64
 }
 
 // Stats returns the service's counts.
 func (s *Service) Stats() Stats {
-	return Stats{SessionsCreated: s.counts.created.load(), SessionsExpired: s.counts.expired.load()}
+	return Stats{
+		SessionsCreated:      s.counts.created.load(),
+		SessionsExpired:      s.counts.expired.load(),
+		CapturedAfterFailure: s.counts.capturedAfterFailure.Load(),
+	}
 }
 
 // MaxKeyCacheTTL is the longest a revoked key may keep working on a node.
 const MaxKeyCacheTTL = 5 * time.Second
+
+// DefaultKeyCacheTTL is how long a node trusts what it read of a key (known,
+// revoked or unknown) when Config.KeyCacheTTL is zero.
+const DefaultKeyCacheTTL = 2 * time.Second
+
+// maxCached bounds each cache: a flood of made-up keys starts the cache of
+// unknown keys afresh rather than growing it.
+const maxCached = 10000
 
 // New returns a Service.
 func New(cfg Config) *Service {
@@ -104,7 +123,7 @@ func New(cfg Config) *Service {
 		cfg.CacheNow = time.Now
 	}
 	if cfg.KeyCacheTTL <= 0 || cfg.KeyCacheTTL > MaxKeyCacheTTL {
-		cfg.KeyCacheTTL = 2 * time.Second
+		cfg.KeyCacheTTL = DefaultKeyCacheTTL
 	}
 	return &Service{
 		store:           cfg.Store,
@@ -114,8 +133,9 @@ func New(cfg Config) *Service {
 		urls:            cfg.URLs,
 		notify:          cfg.Notify,
 		procs:           cfg.Processors,
-		keys:            newTTLCache[*checkout.APIKey](cfg.KeyCacheTTL, 10000, cfg.CacheNow),
-		merchants:       newTTLCache[*checkout.Merchant](cfg.KeyCacheTTL, 10000, cfg.CacheNow),
+		keys:            newTTLCache[*checkout.APIKey](cfg.KeyCacheTTL, maxCached, cfg.CacheNow),
+		unknownKeys:     newTTLCache[struct{}](cfg.KeyCacheTTL, maxCached, cfg.CacheNow),
+		merchants:       newTTLCache[*checkout.Merchant](cfg.KeyCacheTTL, maxCached, cfg.CacheNow),
 	}
 }
 
@@ -185,6 +205,12 @@ func (s *Service) RevokeAPIKey(ctx context.Context, id string) (*checkout.APIKey
 // revoked and malformed secrets all fail with invalid_api_key, saying
 // nothing of which; so does an HMAC key's secret, which must never be
 // accepted as a bearer secret, whoever the caller is.
+//
+// Only a secret of a bearer key's shape costs a database read, and only
+// once per KeyCacheTTL: known keys and unknown secrets alike are cached for
+// that long. A key created after its secret was tried (on another node: a
+// new key's 256 random bits cannot have been tried before it existed) works
+// on this node within KeyCacheTTL, as a revoked one stops working.
 func (s *Service) Authenticate(ctx context.Context, secret string) (*checkout.APIKey, error) {
 	invalid := checkout.Errorf(checkout.EInvalidAPIKey, "The API key is not valid: it is unknown, revoked or malformed.")
 	if _, typ, ok := checkout.ParseSecret(secret); !ok || typ != checkout.KeyBearer {
@@ -193,10 +219,14 @@ func (s *Service) Authenticate(ctx context.Context, secret string) (*checkout.AP
 	hash := checkout.HashSecret(secret)
 	k, ok := s.keys.get(hash)
 	if !ok {
+		if _, unknown := s.unknownKeys.get(hash); unknown {
+			return nil, invalid
+		}
 		var err error
 		start := s.keys.start()
 		k, err = s.store.APIKeyGetByHash(ctx, hash)
 		if checkout.IsCode(err, checkout.ENotFound) {
+			s.unknownKeys.put(hash, struct{}{}, start)
 			return nil, invalid
 		}
 		if err != nil {
@@ -208,6 +238,20 @@ func (s *Service) Authenticate(ctx context.Context, secret string) (*checkout.AP
 		return nil, invalid
 	}
 	return k, nil
+}
+
+// AuthenticateCached returns the live bearer key whose secret this is when
+// this node has it cached, without reading the database: what a client
+// throttled for failed attempts may still use.
+func (s *Service) AuthenticateCached(secret string) (*checkout.APIKey, bool) {
+	if _, typ, ok := checkout.ParseSecret(secret); !ok || typ != checkout.KeyBearer {
+		return nil, false
+	}
+	k, ok := s.keys.get(checkout.HashSecret(secret))
+	if !ok || !k.MatchesSecret(secret) || k.Revoked() {
+		return nil, false
+	}
+	return k, true
 }
 
 // requestHash is the fingerprint of a create request that an

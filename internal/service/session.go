@@ -3,7 +3,6 @@ package service
 import (
 	"context"
 	"encoding/json"
-	"net/http"
 
 	"github.com/checkoutd/checkoutd/checkout"
 )
@@ -17,10 +16,10 @@ type CreateSessionParams struct {
 	IdempotencyKey string
 }
 
-// CreateSessionResult is the outcome of CreateSession: the session as the
-// API shows it, and whether it is the replay of an earlier request.
+// CreateSessionResult is the outcome of CreateSession: the created session
+// as the API shows it, and whether it is the replay of an earlier request
+// (the session that request created, as it was then).
 type CreateSessionResult struct {
-	Status   int
 	Data     json.RawMessage
 	Replayed bool
 }
@@ -50,12 +49,12 @@ func (s *Service) CreateSession(ctx context.Context, p CreateSessionParams) (*Cr
 	if err != nil {
 		return nil, checkout.Internal(err)
 	}
-	res := &CreateSessionResult{Status: http.StatusCreated, Data: data}
+	res := &CreateSessionResult{Data: data}
 	err = s.inTx(ctx, func(tx *txn) error {
 		if p.IdempotencyKey != "" {
 			err := tx.IdempotencyInsert(ctx, &checkout.IdempotencyRecord{
 				MerchantID: p.StoreID, Mode: p.Key.Mode, Key: p.IdempotencyKey,
-				RequestHash: hash, StatusCode: res.Status, Body: data, CreatedAt: now,
+				RequestHash: hash, Body: data, CreatedAt: now,
 			})
 			if err != nil {
 				return err
@@ -100,7 +99,7 @@ func (s *Service) replay(ctx context.Context, p CreateSessionParams, hash string
 			Param:   "Idempotency-Key",
 		}
 	}
-	return &CreateSessionResult{Status: rec.StatusCode, Data: rec.Body, Replayed: true}, nil
+	return &CreateSessionResult{Data: rec.Body, Replayed: true}, nil
 }
 
 // GetSession returns a session of the key's store and mode as the API shows

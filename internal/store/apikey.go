@@ -70,18 +70,3 @@ func (tx *Tx) APIKeyRevoke(ctx context.Context, id string, t time.Time) error {
 	}
 	return nil
 }
-
-func timePtr(v sql.NullInt64) *time.Time {
-	if !v.Valid {
-		return nil
-	}
-	t := time.Unix(v.Int64, 0)
-	return &t
-}
-
-func unixPtr(t *time.Time) any {
-	if t == nil {
-		return nil
-	}
-	return t.Unix()
-}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"log/slog"
 	"slices"
 	"strconv"
 	"strings"
@@ -60,7 +61,18 @@ type DB struct {
 	read    *sql.DB
 	stmts   stmtCache
 	errs    struct{ unavailable, canceled, other atomic.Int64 }
+	skipped atomic.Int64 // unreadable rows skipped (collectSkipping)
+	log     atomic.Pointer[slog.Logger]
 	closed  atomic.Bool
+
+	// claimHook, when set (by tests), runs in DeliveryClaim between
+	// reading the candidates and leasing them.
+	claimHook func()
+	// purgeBatch, when set (by tests), replaces the constant purgeBatch;
+	// purgeHook, when set, runs after each batch a purge deletes, with no
+	// transaction open.
+	purgeBatch int
+	purgeHook  func(table string, deleted int64)
 }
 
 var _ checkout.Store = (*DB)(nil)
@@ -68,6 +80,17 @@ var _ checkout.Store = (*DB)(nil)
 // New returns a store over the pools, which it closes on Close.
 func New(d Dialect, write, read *sql.DB) *DB {
 	return &DB{dialect: d, write: write, read: read, stmts: stmtCache{off: !d.CacheStatements}}
+}
+
+// SetLogger sets the logger of the problems the store works around (a row
+// it cannot read and skips); slog.Default() until it is set.
+func (db *DB) SetLogger(l *slog.Logger) { db.log.Store(l) }
+
+func (db *DB) logger() *slog.Logger {
+	if l := db.log.Load(); l != nil {
+		return l
+	}
+	return slog.Default()
 }
 
 // Dialect returns the name of the database: "sqlite" or "postgres".
@@ -130,6 +153,10 @@ type Stats struct {
 	// internal error). A conflict or a row not found is an answer, not an
 	// error, and is not counted.
 	Unavailable, Canceled, Other int64
+	// RowsSkipped counts the rows that lists read by background jobs
+	// skipped because they could not be decoded (each is logged with its
+	// id): a background job carries on with the other rows.
+	RowsSkipped int64
 	// Pools are the connection pools: "write" and "read" on SQLite, one
 	// "main" pool on PostgreSQL.
 	Pools []PoolStats
@@ -147,6 +174,7 @@ func (db *DB) Stats() Stats {
 		Unavailable: db.errs.unavailable.Load(),
 		Canceled:    db.errs.canceled.Load(),
 		Other:       db.errs.other.Load(),
+		RowsSkipped: db.skipped.Load(),
 	}
 	if db.read == db.write {
 		s.Pools = []PoolStats{{"main", db.write.Stats()}}
@@ -186,7 +214,9 @@ type Tx struct {
 var _ checkout.Tx = (*Tx)(nil)
 
 // Migrate applies the migrations not applied yet, in order, in one
-// transaction, and returns how many it applied.
+// transaction, and returns how many it applied. It refuses, applying
+// nothing, when a migration is missing below the last one applied (applied
+// 1, 2 and 4, and 3 not): that database was migrated by another build.
 func (db *DB) Migrate(ctx context.Context) (int, error) {
 	names, err := fs.Glob(db.dialect.Migrations, "*.sql")
 	if err != nil {
@@ -206,9 +236,9 @@ func (db *DB) Migrate(ctx context.Context) (int, error) {
 	if _, err := tx.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (version BIGINT PRIMARY KEY, name TEXT NOT NULL)`); err != nil {
 		return 0, fmt.Errorf("create schema_migrations: %w", err)
 	}
-	var current int64
-	if err := tx.QueryRowContext(ctx, `SELECT COALESCE(MAX(version), 0) FROM schema_migrations`).Scan(&current); err != nil {
-		return 0, fmt.Errorf("read schema version: %w", err)
+	done, current, err := appliedMigrations(ctx, tx)
+	if err != nil {
+		return 0, err
 	}
 	applied := 0
 	for _, name := range names {
@@ -217,8 +247,14 @@ func (db *DB) Migrate(ctx context.Context) (int, error) {
 		if !ok || err != nil {
 			return 0, fmt.Errorf("migration %s: name must be NNNN_name.sql", name)
 		}
-		if version <= current {
+		if done[version] {
 			continue
+		}
+		if version < current {
+			// Applying it now would run it after migrations written to
+			// follow it; skipping it would leave the schema without it.
+			return 0, fmt.Errorf("migration %s is not applied, but migration %d, which follows it, is: "+
+				"the database was migrated by a build without it; refusing to start (apply it by hand or restore a backup)", name, current)
 		}
 		body, err := fs.ReadFile(db.dialect.Migrations, name)
 		if err != nil {
@@ -236,4 +272,27 @@ func (db *DB) Migrate(ctx context.Context) (int, error) {
 		return 0, db.translate(err)
 	}
 	return applied, nil
+}
+
+// appliedMigrations returns the versions recorded in schema_migrations and
+// the highest of them (0 when none).
+func appliedMigrations(ctx context.Context, tx *sql.Tx) (map[int64]bool, int64, error) {
+	rows, err := tx.QueryContext(ctx, `SELECT version FROM schema_migrations`)
+	if err != nil {
+		return nil, 0, fmt.Errorf("read schema versions: %w", err)
+	}
+	defer rows.Close()
+	done := map[int64]bool{}
+	var current int64
+	for rows.Next() {
+		var v int64
+		if err := rows.Scan(&v); err != nil {
+			return nil, 0, fmt.Errorf("read schema versions: %w", err)
+		}
+		done[v], current = true, max(current, v)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, 0, fmt.Errorf("read schema versions: %w", err)
+	}
+	return done, current, nil
 }

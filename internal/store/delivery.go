@@ -12,7 +12,7 @@ import (
 	"github.com/checkoutd/checkoutd/checkout"
 )
 
-const deliveryColumns = `id, event_id, endpoint_id, store_id, mode, status, attempts, next_attempt_at, last_status_code, last_error, created_at, updated_at`
+const deliveryColumns = `id, event_id, endpoint_id, store_id, mode, status, attempts, next_attempt_at_ms, last_status_code, last_error, created_at_ms, updated_at_ms`
 
 func scanDelivery(row scanner) (*checkout.Delivery, error) {
 	var d checkout.Delivery
@@ -37,7 +37,7 @@ func (tx *Tx) DeliveryInsert(ctx context.Context, d *checkout.Delivery) error {
 
 // DeliveryCancelPending cancels an endpoint's pending deliveries.
 func (tx *Tx) DeliveryCancelPending(ctx context.Context, endpointID string, now time.Time) (int64, error) {
-	res, err := tx.exec(ctx, `UPDATE deliveries SET status = 'canceled', updated_at = $2 WHERE endpoint_id = $1 AND status = 'pending'`,
+	res, err := tx.exec(ctx, `UPDATE deliveries SET status = 'canceled', updated_at_ms = $2 WHERE endpoint_id = $1 AND status = 'pending'`,
 		endpointID, now.UnixMilli())
 	if err != nil {
 		return 0, tx.db.translate(err)
@@ -69,7 +69,7 @@ func (db *DB) DeliveryList(ctx context.Context, p checkout.DeliveryListParams) (
 
 // AttemptList returns a delivery's attempts in order.
 func (db *DB) AttemptList(ctx context.Context, deliveryID string) ([]*checkout.Attempt, error) {
-	rows, err := db.readRows(ctx, `SELECT delivery_id, number, started_at, duration_us, status_code, error, response_body
+	rows, err := db.readRows(ctx, `SELECT delivery_id, number, started_at_ms, duration_us, status_code, error, response_body
 		FROM delivery_attempts WHERE delivery_id = $1 ORDER BY seq`, deliveryID)
 	if err != nil {
 		return nil, db.translate(err)
@@ -86,57 +86,96 @@ func (db *DB) AttemptList(ctx context.Context, deliveryID string) ([]*checkout.A
 	})
 }
 
-// claimQuery leases due deliveries. The innermost query ranks each
-// endpoint's due deliveries and counts its running leases, so that no
-// endpoint gets more than PerEndpoint at once; the middle one locks the
-// chosen rows (skipping rows another node is locking, on PostgreSQL); the
-// UPDATE re-checks that each is still due when it takes it.
-const claimQuery = `UPDATE deliveries SET lease_until = $1, lease_owner = $2
+// candidatesQuery picks the deliveries to claim, without locking them: it
+// ranks each endpoint's due deliveries and counts its running leases, so
+// that no endpoint gets more than PerEndpoint at once.
+const candidatesQuery = `SELECT d.id FROM (
+		SELECT id, endpoint_id, next_attempt_at_ms, seq,
+			ROW_NUMBER() OVER (PARTITION BY endpoint_id ORDER BY next_attempt_at_ms, seq) AS rn
+		FROM deliveries
+		WHERE status = 'pending' AND next_attempt_at_ms <= $1 AND lease_until_ms <= $1
+	) d
+	LEFT JOIN (
+		SELECT endpoint_id, COUNT(*) AS busy FROM deliveries
+		WHERE status = 'pending' AND lease_until_ms > $1
+		GROUP BY endpoint_id
+	) b ON b.endpoint_id = d.endpoint_id
+	WHERE d.rn + COALESCE(b.busy, 0) <= $2
+	ORDER BY d.next_attempt_at_ms, d.seq
+	LIMIT $3`
+
+// leaseQuery leases the candidates that are still due. On PostgreSQL
+// another node may have claimed, attempted and recorded a candidate since
+// candidatesQuery read it: the rows are locked (skipping those another node
+// is locking) and every condition of being due is checked again on the row
+// as it is now, the next attempt's time included, since a recorded failure
+// leaves the delivery pending and unleased with its next attempt ahead. Its
+// parameters, in the dialect's placeholders (Param): the lease's end, its
+// owner, the ids, then the time now four times.
+const leaseQuery = `UPDATE deliveries SET lease_until_ms = %[1]s, lease_owner = %[2]s
 WHERE id IN (
 	SELECT id FROM deliveries
-	WHERE id IN (
-		SELECT d.id FROM (
-			SELECT id, endpoint_id, next_attempt_at, seq,
-				ROW_NUMBER() OVER (PARTITION BY endpoint_id ORDER BY next_attempt_at, seq) AS rn
-			FROM deliveries
-			WHERE status = 'pending' AND next_attempt_at <= $3 AND lease_until <= $3
-		) d
-		LEFT JOIN (
-			SELECT endpoint_id, COUNT(*) AS busy FROM deliveries
-			WHERE status = 'pending' AND lease_until > $3
-			GROUP BY endpoint_id
-		) b ON b.endpoint_id = d.endpoint_id
-		WHERE d.rn + COALESCE(b.busy, 0) <= $4
-		ORDER BY d.next_attempt_at, d.seq
-		LIMIT $5
-	)
-	AND status = 'pending' AND lease_until <= $3%s
+	WHERE id IN (%[3]s)
+	AND status = 'pending' AND next_attempt_at_ms <= %[4]s AND lease_until_ms <= %[5]s%[8]s
 )
-AND status = 'pending' AND lease_until <= $3`
+AND status = 'pending' AND next_attempt_at_ms <= %[6]s AND lease_until_ms <= %[7]s`
+
+// lease leases the deliveries of ids that are still due (leaseQuery).
+func (tx *Tx) lease(ctx context.Context, ids []string, p ClaimParams) (int64, error) {
+	param := tx.db.dialect.Param
+	args := make([]any, 0, len(ids)+6)
+	args = append(args, p.LeaseUntil.UnixMilli(), p.Owner)
+	marks := make([]string, len(ids))
+	for i, id := range ids {
+		args = append(args, id)
+		marks[i] = param(len(args))
+	}
+	now := make([]any, 4)
+	for i := range now {
+		args = append(args, p.Now.UnixMilli())
+		now[i] = param(len(args))
+	}
+	query := fmt.Sprintf(leaseQuery, param(1), param(2), strings.Join(marks, ", "), now[0], now[1], now[2], now[3], tx.db.dialect.SkipLocked)
+	res, err := tx.exec(ctx, query, args...)
+	if err != nil {
+		return 0, err
+	}
+	return res.RowsAffected()
+}
 
 // DeliveryClaim leases due deliveries and returns them with their endpoint
-// and event.
-func (db *DB) DeliveryClaim(ctx context.Context, p checkout.ClaimParams) ([]*checkout.Claim, error) {
-	var claims []*checkout.Claim
+// and event, in two steps: candidatesQuery picks them, leaseQuery locks and
+// leases those still due.
+func (db *DB) DeliveryClaim(ctx context.Context, p ClaimParams) ([]*Claim, error) {
+	var claims []*Claim
 	err := db.InTx(ctx, func(t checkout.Tx) error {
 		tx := t.(*Tx)
-		res, err := tx.exec(ctx, fmt.Sprintf(claimQuery, db.dialect.SkipLocked),
-			p.LeaseUntil.UnixMilli(), p.Owner, p.Now.UnixMilli(), p.PerEndpoint, p.Limit)
+		rows, err := tx.rows(ctx, candidatesQuery, p.Now.UnixMilli(), p.PerEndpoint, p.Limit)
 		if err != nil {
 			return err
 		}
-		if n, _ := res.RowsAffected(); n == 0 {
-			return nil
+		ids, err := collect(db, rows, func(row scanner) (string, error) {
+			var id string
+			return id, row.Scan(&id)
+		})
+		if err != nil || len(ids) == 0 {
+			return err
 		}
-		rows, err := tx.rows(ctx, `SELECT
-			d.id, d.event_id, d.endpoint_id, d.store_id, d.mode, d.status, d.attempts, d.next_attempt_at, d.last_status_code, d.last_error, d.created_at, d.updated_at,
+		if db.claimHook != nil {
+			db.claimHook()
+		}
+		if n, err := tx.lease(ctx, ids, p); err != nil || n == 0 {
+			return err
+		}
+		rows, err = tx.rows(ctx, `SELECT
+			d.id, d.event_id, d.endpoint_id, d.store_id, d.mode, d.status, d.attempts, d.next_attempt_at_ms, d.last_status_code, d.last_error, d.created_at_ms, d.updated_at_ms,
 			e.id, e.store_id, e.mode, e.url, e.events, e.enabled, e.secret, e.created_at, e.updated_at,
 			v.id, v.store_id, v.mode, v.type, v.created_at, v.data
 			FROM deliveries d
 			JOIN endpoints e ON e.id = d.endpoint_id
 			JOIN events v ON v.id = d.event_id
-			WHERE d.lease_owner = $1 AND d.lease_until = $2 AND d.status = 'pending'
-			ORDER BY d.next_attempt_at, d.seq`, p.Owner, p.LeaseUntil.UnixMilli())
+			WHERE d.lease_owner = $1 AND d.lease_until_ms = $2 AND d.status = 'pending'
+			ORDER BY d.next_attempt_at_ms, d.seq`, p.Owner, p.LeaseUntil.UnixMilli())
 		if err != nil {
 			return err
 		}
@@ -146,8 +185,8 @@ func (db *DB) DeliveryClaim(ctx context.Context, p checkout.ClaimParams) ([]*che
 	return claims, err
 }
 
-func scanClaim(row scanner) (*checkout.Claim, error) {
-	var c checkout.Claim
+func scanClaim(row scanner) (*Claim, error) {
+	var c Claim
 	var d checkout.Delivery
 	var e checkout.Endpoint
 	var v checkout.Event
@@ -172,7 +211,7 @@ func scanClaim(row scanner) (*checkout.Claim, error) {
 // reads only the partial index of pending deliveries.
 func (db *DB) DeliveryCountPending(ctx context.Context, now time.Time) (checkout.PendingDeliveries, error) {
 	var total, due int64
-	err := db.readRow(ctx, `SELECT COUNT(*), COALESCE(SUM(CASE WHEN next_attempt_at <= $1 THEN 1 ELSE 0 END), 0)
+	err := db.readRow(ctx, `SELECT COUNT(*), COALESCE(SUM(CASE WHEN next_attempt_at_ms <= $1 THEN 1 ELSE 0 END), 0)
 		FROM deliveries WHERE status = 'pending'`, now.UnixMilli()).Scan(&total, &due)
 	if err != nil {
 		return checkout.PendingDeliveries{}, db.translate(err)
@@ -182,7 +221,7 @@ func (db *DB) DeliveryCountPending(ctx context.Context, now time.Time) (checkout
 
 // DeliveryRecord stores a finished attempt and the delivery's new state.
 func (db *DB) DeliveryRecord(ctx context.Context, owner string, a *checkout.Attempt, d *checkout.Delivery) (bool, error) {
-	updated, err := db.DeliveryRecordAll(ctx, []checkout.AttemptRecord{{Owner: owner, Attempt: a, Delivery: d}})
+	updated, err := db.DeliveryRecordAll(ctx, []AttemptRecord{{Owner: owner, Attempt: a, Delivery: d}})
 	if err != nil {
 		return false, err
 	}
@@ -192,7 +231,7 @@ func (db *DB) DeliveryRecord(ctx context.Context, owner string, a *checkout.Atte
 // DeliveryRecordAll stores finished attempts and their deliveries' new
 // states in one transaction: the dispatcher's group commit, one fsync for
 // the attempts that ended together.
-func (db *DB) DeliveryRecordAll(ctx context.Context, rs []checkout.AttemptRecord) ([]bool, error) {
+func (db *DB) DeliveryRecordAll(ctx context.Context, rs []AttemptRecord) ([]bool, error) {
 	updated := make([]bool, len(rs))
 	// Rows are locked in the order of their ids, so that two nodes'
 	// batches never wait for each other in a circle.
@@ -229,14 +268,14 @@ func (tx *Tx) deliveryRecord(ctx context.Context, owner string, a *checkout.Atte
 	if err != nil {
 		return false, err
 	}
-	_, err = tx.exec(ctx, `INSERT INTO delivery_attempts (delivery_id, number, started_at, duration_us, status_code, error, response_body)
+	_, err = tx.exec(ctx, `INSERT INTO delivery_attempts (delivery_id, number, started_at_ms, duration_us, status_code, error, response_body)
 		VALUES ($1, $2, $3, $4, $5, $6, $7)`,
 		a.DeliveryID, a.Number, a.StartedAt.UnixMilli(), a.Duration.Microseconds(), a.StatusCode, a.Error, a.ResponseBody)
 	if err != nil {
 		return false, err
 	}
-	res, err := tx.exec(ctx, `UPDATE deliveries SET status = $3, attempts = $4, next_attempt_at = $5,
-		last_status_code = $6, last_error = $7, updated_at = $8, lease_until = 0, lease_owner = ''
+	res, err := tx.exec(ctx, `UPDATE deliveries SET status = $3, attempts = $4, next_attempt_at_ms = $5,
+		last_status_code = $6, last_error = $7, updated_at_ms = $8, lease_until_ms = 0, lease_owner = ''
 		WHERE id = $1 AND lease_owner = $2 AND status = 'pending'`,
 		d.ID, owner, string(d.Status), d.Attempts, d.NextAttemptAt.UnixMilli(), d.LastStatusCode, d.LastError, d.UpdatedAt.UnixMilli())
 	if err != nil {
@@ -248,7 +287,7 @@ func (tx *Tx) deliveryRecord(ctx context.Context, owner string, a *checkout.Atte
 	// Canceled during the attempt: the attempt still happened, so it counts
 	// and its outcome shows, but the status stays. (A delivery still pending
 	// was claimed again by another owner, whose own attempt will count.)
-	_, err = tx.exec(ctx, `UPDATE deliveries SET attempts = $2, last_status_code = $3, last_error = $4, updated_at = $5
+	_, err = tx.exec(ctx, `UPDATE deliveries SET attempts = $2, last_status_code = $3, last_error = $4, updated_at_ms = $5
 		WHERE id = $1 AND attempts < $2 AND status <> 'pending'`,
 		d.ID, a.Number, a.StatusCode, a.Error, d.UpdatedAt.UnixMilli())
 	return false, err
@@ -269,29 +308,4 @@ func (db *DB) EventGet(ctx context.Context, id string) (*checkout.Event, error) 
 	}
 	e.CreatedAt, e.Object = time.Unix(created, 0), []byte(data)
 	return &e, nil
-}
-
-// EventPurge deletes events created before t, with their deliveries and
-// attempts, in one transaction.
-func (db *DB) EventPurge(ctx context.Context, before time.Time) (int64, error) {
-	var n int64
-	err := db.InTx(ctx, func(t checkout.Tx) error {
-		tx := t.(*Tx)
-		ms, s := before.UnixMilli(), before.Unix()
-		if _, err := tx.exec(ctx, `DELETE FROM delivery_attempts WHERE delivery_id IN
-			(SELECT id FROM deliveries WHERE created_at < $1 AND status <> 'pending')`, ms); err != nil {
-			return err
-		}
-		if _, err := tx.exec(ctx, `DELETE FROM deliveries WHERE created_at < $1 AND status <> 'pending'`, ms); err != nil {
-			return err
-		}
-		res, err := tx.exec(ctx, `DELETE FROM events WHERE created_at < $1
-			AND NOT EXISTS (SELECT 1 FROM deliveries d WHERE d.event_id = events.id)`, s)
-		if err != nil {
-			return err
-		}
-		n, err = res.RowsAffected()
-		return err
-	})
-	return n, err
 }

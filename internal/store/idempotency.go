@@ -14,9 +14,9 @@ func (db *DB) IdempotencyGet(ctx context.Context, merchantID string, mode checko
 	r := checkout.IdempotencyRecord{MerchantID: merchantID, Mode: mode, Key: key}
 	var body string
 	var created int64
-	err := db.readRow(ctx, `SELECT request_hash, status_code, body, created_at FROM idempotency_keys
+	err := db.readRow(ctx, `SELECT request_hash, body, created_at FROM idempotency_keys
 		WHERE store_id = $1 AND mode = $2 AND key = $3`, merchantID, string(mode), key).
-		Scan(&r.RequestHash, &r.StatusCode, &body, &created)
+		Scan(&r.RequestHash, &body, &created)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, checkout.Errorf(checkout.ENotFound, "No such idempotency key.")
 	}
@@ -32,12 +32,12 @@ func (db *DB) IdempotencyGet(ctx context.Context, merchantID string, mode checko
 // key whose window has ended (one the purge has not reached yet) is
 // replaced; a live one is a conflict.
 func (tx *Tx) IdempotencyInsert(ctx context.Context, r *checkout.IdempotencyRecord) error {
-	res, err := tx.exec(ctx, `INSERT INTO idempotency_keys (store_id, mode, key, request_hash, status_code, body, created_at)
-		VALUES ($1, $2, $3, $4, $5, $6, $7)
+	res, err := tx.exec(ctx, `INSERT INTO idempotency_keys (store_id, mode, key, request_hash, body, created_at)
+		VALUES ($1, $2, $3, $4, $5, $6)
 		ON CONFLICT (store_id, mode, key) DO UPDATE SET request_hash = excluded.request_hash,
-			status_code = excluded.status_code, body = excluded.body, created_at = excluded.created_at
-		WHERE idempotency_keys.created_at <= $8`,
-		r.MerchantID, string(r.Mode), r.Key, r.RequestHash, r.StatusCode, string(r.Body), r.CreatedAt.Unix(),
+			body = excluded.body, created_at = excluded.created_at
+		WHERE idempotency_keys.created_at <= $7`,
+		r.MerchantID, string(r.Mode), r.Key, r.RequestHash, string(r.Body), r.CreatedAt.Unix(),
 		r.CreatedAt.Add(-checkout.IdempotencyWindow).Unix())
 	if err != nil {
 		return tx.db.translate(err)
@@ -50,17 +50,4 @@ func (tx *Tx) IdempotencyInsert(ctx context.Context, r *checkout.IdempotencyReco
 		return &checkout.Error{Code: checkout.EConflict, Message: "The idempotency key is taken."}
 	}
 	return nil
-}
-
-// IdempotencyPurge deletes records created before t.
-func (db *DB) IdempotencyPurge(ctx context.Context, before time.Time) (int64, error) {
-	return db.purge(ctx, `DELETE FROM idempotency_keys WHERE created_at < $1`, before.Unix())
-}
-
-func (db *DB) purge(ctx context.Context, query string, arg any) (int64, error) {
-	res, err := db.write.ExecContext(ctx, query, arg)
-	if err != nil {
-		return 0, db.translate(err)
-	}
-	return res.RowsAffected()
 }

@@ -11,16 +11,6 @@ import (
 	"github.com/checkoutd/checkoutd/checkout"
 )
 
-// queryer is what *sql.DB and *sql.Tx share.
-type queryer interface {
-	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
-	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
-	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
-}
-
-// scanner is what *sql.Row and *sql.Rows share.
-type scanner interface{ Scan(dest ...any) error }
-
 const merchantColumns = `id, name, currency, website, statement_descriptor, created_at, pricing`
 
 func scanMerchant(row scanner) (*checkout.Merchant, error) {
@@ -78,18 +68,4 @@ func (tx *Tx) MerchantInsert(ctx context.Context, m *checkout.Merchant) error {
 	_, err = tx.exec(ctx, `INSERT INTO stores (`+merchantColumns+`) VALUES ($1, $2, $3, $4, $5, $6, $7)`,
 		m.ID, m.Name, m.Currency, m.Website, m.StatementDescriptor, m.CreatedAt.Unix(), pricing)
 	return tx.db.translate(err)
-}
-
-// collect scans every row and closes rows.
-func collect[T any](db *DB, rows *sql.Rows, scan func(scanner) (T, error)) ([]T, error) {
-	defer rows.Close()
-	var out []T
-	for rows.Next() {
-		v, err := scan(rows)
-		if err != nil {
-			return nil, db.translate(err)
-		}
-		out = append(out, v)
-	}
-	return out, db.translate(rows.Err())
 }

@@ -3,6 +3,7 @@ package store_test
 import (
 	"context"
 	"database/sql"
+	"strings"
 	"testing"
 	"time"
 
@@ -65,6 +66,18 @@ func TestMigrateCryptoTxHash(t *testing.T) {
 			}
 			// (Each migration after 4 is undone here too.)
 			for _, q := range []string{
+				`ALTER TABLE deliveries RENAME COLUMN next_attempt_at_ms TO next_attempt_at`,
+				`ALTER TABLE deliveries RENAME COLUMN lease_until_ms TO lease_until`,
+				`ALTER TABLE deliveries RENAME COLUMN created_at_ms TO created_at`,
+				`ALTER TABLE deliveries RENAME COLUMN updated_at_ms TO updated_at`,
+				`ALTER TABLE delivery_attempts RENAME COLUMN started_at_ms TO started_at`,
+				`ALTER TABLE payments RENAME COLUMN due_at_ms TO due_at`,
+				`ALTER TABLE payments RENAME COLUMN created_at_ms TO created_at`,
+				`ALTER TABLE payments RENAME COLUMN updated_at_ms TO updated_at`,
+				`ALTER TABLE crypto_quotes RENAME COLUMN created_at_ms TO created_at`,
+				`ALTER TABLE request_logs RENAME COLUMN created_at_ms TO created_at`,
+				`ALTER TABLE sessions ADD COLUMN payment_in_progress INTEGER NOT NULL DEFAULT 0`,
+				`ALTER TABLE idempotency_keys ADD COLUMN status_code INTEGER NOT NULL DEFAULT 201`,
 				`DROP INDEX deliveries_pending_endpoint`,
 				`DROP INDEX payments_session_tx`,
 				`ALTER TABLE payments DROP COLUMN tx_hash`,
@@ -101,6 +114,54 @@ func TestMigrateCryptoTxHash(t *testing.T) {
 			}
 			if ps, err := db.PaymentListBySession(ctx, s.ID); err != nil || len(ps) != 2 {
 				t.Errorf("payments after the upgrade = %d, %v; want both records kept", len(ps), err)
+			}
+		})
+	}
+}
+
+// A migration missing below the last one applied (the database went from 2
+// to 4 under another build, and this one has 3) stops the start with an
+// error that names it, instead of being skipped in silence.
+func TestMigrateRefusesAGap(t *testing.T) {
+	ctx := context.Background()
+	for _, name := range storetest.Databases {
+		t.Run(name, func(t *testing.T) {
+			var open func() (*store.DB, error)
+			var driver, dsn string
+			switch name {
+			case "sqlite":
+				path := storetest.SQLitePath(t)
+				open = func() (*store.DB, error) { return sqlite.Open(ctx, path) }
+				driver, dsn = "sqlite", path
+			case "postgres":
+				url := storetest.PostgresURL(t)
+				open = func() (*store.DB, error) { return postgres.Open(ctx, url) }
+				driver, dsn = "pgx", url
+			}
+			db, err := open()
+			if err != nil {
+				t.Fatal(err)
+			}
+			db.Close()
+			raw, err := sql.Open(driver, dsn)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer raw.Close()
+			if _, err := raw.ExecContext(ctx, `DELETE FROM schema_migrations WHERE version = 3`); err != nil {
+				t.Fatal(err)
+			}
+			db, err = open()
+			if err == nil {
+				db.Close()
+				t.Fatal("Open with migration 3 missing below 4 = nil error; want a refusal")
+			}
+			if !strings.Contains(err.Error(), "0003_") || !strings.Contains(err.Error(), "refusing to start") {
+				t.Errorf("Open with migration 3 missing = %v; want an error naming 0003 and refusing to start", err)
+			}
+			var n int
+			if err := raw.QueryRowContext(ctx, `SELECT COUNT(*) FROM schema_migrations WHERE version = 3`).Scan(&n); err != nil || n != 0 {
+				t.Errorf("migration 3 recorded %d times, %v; want it left unapplied", n, err)
 			}
 		})
 	}

@@ -13,7 +13,7 @@ import (
 
 const paymentColumns = `id, session_id, store_id, mode, method, status, captured, amount, amount_refunded, fee, currency,
 	card_brand, card_last4, buyer_country, customer_name, receipt_email, failure_code, failure_message, details, dispute_on_success,
-	due_at, created_at, updated_at, succeeded_at, tx_hash`
+	due_at_ms, created_at_ms, updated_at_ms, succeeded_at, tx_hash`
 
 // paymentDetails is the JSON of the details column.
 type paymentDetails struct {
@@ -65,21 +65,6 @@ func paymentArgs(p *checkout.Payment) ([]any, error) {
 		unixMilliPtr(p.DueAt), p.CreatedAt.UnixMilli(), p.UpdatedAt.UnixMilli(), unixPtr(p.SucceededAt), txHash}, nil
 }
 
-func msPtr(v sql.NullInt64) *time.Time {
-	if !v.Valid {
-		return nil
-	}
-	t := time.UnixMilli(v.Int64)
-	return &t
-}
-
-func unixMilliPtr(t *time.Time) any {
-	if t == nil {
-		return nil
-	}
-	return t.UnixMilli()
-}
-
 func paymentNotFound(id string) error {
 	return checkout.Errorf(checkout.ENotFound, "No such payment: %s.", id)
 }
@@ -105,7 +90,7 @@ func (tx *Tx) PaymentUpdate(ctx context.Context, p *checkout.Payment) error {
 	}
 	res, err := tx.exec(ctx, `UPDATE payments SET status = $2, captured = $3, amount_refunded = $4, fee = $5,
 		card_brand = $6, card_last4 = $7, buyer_country = $8, customer_name = $9, failure_code = $10, failure_message = $11,
-		details = $12, dispute_on_success = $13, due_at = $14, updated_at = $15, succeeded_at = $16, receipt_email = $17
+		details = $12, dispute_on_success = $13, due_at_ms = $14, updated_at_ms = $15, succeeded_at = $16, receipt_email = $17
 		WHERE id = $1`,
 		p.ID, string(p.Status), boolInt(p.Status.Captured()), p.AmountRefunded, p.Fee,
 		p.CardBrand, p.CardLast4, p.BuyerCountry, p.CustomerName, p.FailureCode, p.FailureMessage,
@@ -149,7 +134,7 @@ func (tx *Tx) PaymentCountFailed(ctx context.Context, sessionID string, method c
 // CryptoQuoteInsert stores a quote unless the session already has one for
 // the coin.
 func (tx *Tx) CryptoQuoteInsert(ctx context.Context, q *checkout.CryptoQuote) error {
-	_, err := tx.exec(ctx, `INSERT INTO crypto_quotes (session_id, coin, address, amount_base, created_at)
+	_, err := tx.exec(ctx, `INSERT INTO crypto_quotes (session_id, coin, address, amount_base, created_at_ms)
 		VALUES ($1, $2, $3, $4, $5) ON CONFLICT (session_id, coin) DO NOTHING`,
 		q.SessionID, q.Coin, q.Address, q.AmountBase, q.CreatedAt.UnixMilli())
 	return tx.db.translate(err)
@@ -166,7 +151,7 @@ func (db *DB) PaymentGet(ctx context.Context, id string) (*checkout.Payment, err
 
 // PaymentListBySession returns a session's payments, oldest first.
 func (db *DB) PaymentListBySession(ctx context.Context, sessionID string) ([]*checkout.Payment, error) {
-	rows, err := db.readRows(ctx, `SELECT `+paymentColumns+` FROM payments WHERE session_id = $1 ORDER BY created_at, id`, sessionID)
+	rows, err := db.readRows(ctx, `SELECT `+paymentColumns+` FROM payments WHERE session_id = $1 ORDER BY created_at_ms, id`, sessionID)
 	if err != nil {
 		return nil, db.translate(err)
 	}
@@ -174,14 +159,15 @@ func (db *DB) PaymentListBySession(ctx context.Context, sessionID string) ([]*ch
 }
 
 // PaymentListDue returns at most limit payments whose due time has come,
-// the longest due first.
+// the longest due first. The payments job reads it: a payment that cannot
+// be read is skipped (collectSkipping).
 func (db *DB) PaymentListDue(ctx context.Context, now time.Time, limit int) ([]*checkout.Payment, error) {
-	rows, err := db.readRows(ctx, `SELECT `+paymentColumns+` FROM payments WHERE due_at IS NOT NULL AND due_at <= $1 ORDER BY due_at LIMIT $2`,
+	rows, err := db.readRows(ctx, `SELECT `+paymentColumns+` FROM payments WHERE due_at_ms IS NOT NULL AND due_at_ms <= $1 ORDER BY due_at_ms LIMIT $2`,
 		now.UnixMilli(), limit)
 	if err != nil {
 		return nil, db.translate(err)
 	}
-	return db.scanPayments(rows)
+	return collectSkipping(db, rows, "payments", scanPayment)
 }
 
 func (db *DB) scanPayments(rows *sql.Rows) ([]*checkout.Payment, error) {
@@ -201,7 +187,7 @@ func (db *DB) scanPayments(rows *sql.Rows) ([]*checkout.Payment, error) {
 func (db *DB) CryptoQuoteGet(ctx context.Context, sessionID, coin string) (*checkout.CryptoQuote, error) {
 	q := checkout.CryptoQuote{SessionID: sessionID, Coin: coin}
 	var created int64
-	err := db.readRow(ctx, `SELECT address, amount_base, created_at FROM crypto_quotes WHERE session_id = $1 AND coin = $2`,
+	err := db.readRow(ctx, `SELECT address, amount_base, created_at_ms FROM crypto_quotes WHERE session_id = $1 AND coin = $2`,
 		sessionID, coin).Scan(&q.Address, &q.AmountBase, &created)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, checkout.Errorf(checkout.ENotFound, "No %s quote for session %s.", coin, sessionID)

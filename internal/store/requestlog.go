@@ -11,7 +11,7 @@ import (
 	"github.com/checkoutd/checkoutd/checkout"
 )
 
-const requestLogColumns = `request_id, store_id, mode, api_key_id, method, path, status, duration_us, request_body, response_body, created_at`
+const requestLogColumns = `request_id, store_id, mode, api_key_id, method, path, status, duration_us, request_body, response_body, created_at_ms`
 
 func scanRequestLog(row scanner) (*checkout.RequestLog, error) {
 	var l checkout.RequestLog
@@ -86,15 +86,10 @@ func (db *DB) RequestLogList(ctx context.Context, p checkout.RequestLogListParam
 		before = p.Before.UnixMilli()
 	}
 	rows, err := db.readRows(ctx, `SELECT `+requestLogColumns+` FROM request_logs
-		WHERE store_id = $1 AND mode = $2 AND created_at < $3
-		ORDER BY created_at DESC, request_id DESC LIMIT $4`, p.MerchantID, string(p.Mode), before, limit)
+		WHERE store_id = $1 AND mode = $2 AND created_at_ms < $3
+		ORDER BY created_at_ms DESC, request_id DESC LIMIT $4`, p.MerchantID, string(p.Mode), before, limit)
 	if err != nil {
 		return nil, db.translate(err)
 	}
 	return collect(db, rows, scanRequestLog)
-}
-
-// RequestLogPurge deletes logs created before t.
-func (db *DB) RequestLogPurge(ctx context.Context, before time.Time) (int64, error) {
-	return db.purge(ctx, `DELETE FROM request_logs WHERE created_at < $1`, before.UnixMilli())
 }

@@ -12,18 +12,17 @@ import (
 )
 
 const sessionColumns = `id, store_id, mode, status, title, description, currency, amount, discount_amount, tax_amount, total_amount,
-	items, customer_email, customer_name, metadata, return_url, cancel_url, payment_id, payment_in_progress,
+	items, customer_email, customer_name, metadata, return_url, cancel_url, payment_id,
 	created_at, expires_at, completed_at, active_payment_id`
 
 func scanSession(row scanner) (*checkout.Session, error) {
 	var s checkout.Session
 	var items, metadata string
-	var inProgress int
 	var created, expires int64
 	var completed sql.NullInt64
 	err := row.Scan(&s.ID, &s.MerchantID, &s.Mode, &s.Status, &s.Title, &s.Description, &s.Currency,
 		&s.Amount, &s.DiscountAmount, &s.TaxAmount, &s.TotalAmount,
-		&items, &s.Customer.Email, &s.Customer.Name, &metadata, &s.ReturnURL, &s.CancelURL, &s.PaymentID, &inProgress,
+		&items, &s.Customer.Email, &s.Customer.Name, &metadata, &s.ReturnURL, &s.CancelURL, &s.PaymentID,
 		&created, &expires, &completed, &s.ActivePaymentID)
 	if err != nil {
 		return nil, err
@@ -34,7 +33,6 @@ func scanSession(row scanner) (*checkout.Session, error) {
 	if err := json.Unmarshal([]byte(metadata), &s.Metadata); err != nil {
 		return nil, fmt.Errorf("session %s: metadata: %w", s.ID, err)
 	}
-	s.PaymentInProgress = inProgress != 0
 	s.CreatedAt = time.Unix(created, 0)
 	s.ExpiresAt = time.Unix(expires, 0)
 	s.CompletedAt = timePtr(completed)
@@ -54,15 +52,16 @@ func (db *DB) SessionGet(ctx context.Context, id string) (*checkout.Session, err
 	return s, db.translate(err)
 }
 
-// SessionListDue returns open sessions due to expire at now.
+// SessionListDue returns open sessions due to expire at now. The expiry job
+// reads it: a session that cannot be read is skipped (collectSkipping).
 func (db *DB) SessionListDue(ctx context.Context, now time.Time, limit int) ([]*checkout.Session, error) {
 	rows, err := db.readRows(ctx, `SELECT `+sessionColumns+` FROM sessions
-		WHERE status = 'open' AND expires_at <= $1 AND payment_in_progress = 0
+		WHERE status = 'open' AND expires_at <= $1 AND active_payment_id IS NULL
 		ORDER BY expires_at LIMIT $2`, now.Unix(), limit)
 	if err != nil {
 		return nil, db.translate(err)
 	}
-	return collect(db, rows, scanSession)
+	return collectSkipping(db, rows, "sessions", scanSession)
 }
 
 // SessionInsert stores a new session.
@@ -76,10 +75,10 @@ func (tx *Tx) SessionInsert(ctx context.Context, s *checkout.Session) error {
 		return err
 	}
 	_, err = tx.exec(ctx, `INSERT INTO sessions (`+sessionColumns+`)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23)`,
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22)`,
 		s.ID, s.MerchantID, string(s.Mode), string(s.Status), s.Title, s.Description, s.Currency,
 		s.Amount, s.DiscountAmount, s.TaxAmount, s.TotalAmount,
-		string(items), s.Customer.Email, s.Customer.Name, string(metadata), s.ReturnURL, s.CancelURL, s.PaymentID, boolInt(s.PaymentInProgress),
+		string(items), s.Customer.Email, s.Customer.Name, string(metadata), s.ReturnURL, s.CancelURL, s.PaymentID,
 		s.CreatedAt.Unix(), s.ExpiresAt.Unix(), unixPtr(s.CompletedAt), s.ActivePaymentID)
 	return tx.db.translate(err)
 }
@@ -95,8 +94,8 @@ func (tx *Tx) SessionGetForUpdate(ctx context.Context, id string) (*checkout.Ses
 
 // SessionUpdate writes the mutable fields of a session.
 func (tx *Tx) SessionUpdate(ctx context.Context, s *checkout.Session) error {
-	res, err := tx.exec(ctx, `UPDATE sessions SET status = $2, payment_id = $3, completed_at = $4, payment_in_progress = $5, active_payment_id = $6 WHERE id = $1`,
-		s.ID, string(s.Status), s.PaymentID, unixPtr(s.CompletedAt), boolInt(s.PaymentInProgress), s.ActivePaymentID)
+	res, err := tx.exec(ctx, `UPDATE sessions SET status = $2, payment_id = $3, completed_at = $4, active_payment_id = $5 WHERE id = $1`,
+		s.ID, string(s.Status), s.PaymentID, unixPtr(s.CompletedAt), s.ActivePaymentID)
 	if err != nil {
 		return tx.db.translate(err)
 	}
@@ -104,11 +103,4 @@ func (tx *Tx) SessionUpdate(ctx context.Context, s *checkout.Session) error {
 		return sessionNotFound(s.ID)
 	}
 	return nil
-}
-
-func boolInt(b bool) int {
-	if b {
-		return 1
-	}
-	return 0
 }

@@ -19,14 +19,34 @@ import (
 
 	"github.com/checkoutd/checkoutd/checkout"
 	"github.com/checkoutd/checkoutd/internal/clock"
+	"github.com/checkoutd/checkoutd/internal/store"
 )
 
 // UserAgent is sent with every delivery.
 const UserAgent = "Service-Webhooks/1.0"
 
+// Queue is what the dispatcher needs of the database (*store.DB): due
+// deliveries claimed under a lease, and attempts recorded. A delivery is
+// attempted only by the owner of its lease; one whose lease runs out (its
+// owner crashed) is claimed again.
+type Queue interface {
+	// DeliveryClaim leases due deliveries to p.Owner and returns them with
+	// the endpoint as it is now and the event.
+	DeliveryClaim(ctx context.Context, p store.ClaimParams) ([]*store.Claim, error)
+	// DeliveryRecord stores a finished attempt and, when owner still holds
+	// the lease and the delivery is still pending, the delivery's new state
+	// (d after Record). It reports whether the delivery was updated. A
+	// delivery deleted meanwhile (with its endpoint) gets no record.
+	DeliveryRecord(ctx context.Context, owner string, a *checkout.Attempt, d *checkout.Delivery) (bool, error)
+	// DeliveryRecordAll does what DeliveryRecord does for each record, all
+	// in one transaction (one commit for many attempts), and reports for
+	// each whether its delivery was updated. When it fails, none is stored.
+	DeliveryRecordAll(ctx context.Context, rs []store.AttemptRecord) ([]bool, error)
+}
+
 // Config configures a Dispatcher.
 type Config struct {
-	Store  checkout.Store
+	Store  Queue
 	Client *http.Client
 	// Now is the clock of schedules and signatures; time.Now when nil.
 	Now    clock.Func
@@ -70,7 +90,7 @@ type Dispatcher struct {
 
 // pendingRecord is an attempt waiting to be stored.
 type pendingRecord struct {
-	rec     checkout.AttemptRecord
+	rec     store.AttemptRecord
 	updated bool
 	err     error
 	done    chan struct{}
@@ -214,7 +234,7 @@ func (d *Dispatcher) RunOnce(ctx context.Context) (int, error) {
 func (d *Dispatcher) dispatch(ctx context.Context, limit int) (int, error) {
 	owner := d.node + "-" + strconv.FormatUint(d.claims.Add(1), 10)
 	now := d.cfg.Now()
-	claims, err := d.cfg.Store.DeliveryClaim(ctx, checkout.ClaimParams{
+	claims, err := d.cfg.Store.DeliveryClaim(ctx, store.ClaimParams{
 		Owner:       owner,
 		Now:         now,
 		LeaseUntil:  now.Add(d.cfg.Lease),
@@ -244,7 +264,7 @@ func (d *Dispatcher) dispatch(ctx context.Context, limit int) (int, error) {
 
 // attempt sends one claimed delivery and records the outcome. It runs on a
 // context of its own, so a shutdown lets it finish.
-func (d *Dispatcher) attempt(owner string, c *checkout.Claim) {
+func (d *Dispatcher) attempt(owner string, c *store.Claim) {
 	a := Send(d.cfg.Client, c, d.cfg.Now())
 	if a.Succeeded() {
 		d.counts.succeeded.Add(1)
@@ -253,7 +273,7 @@ func (d *Dispatcher) attempt(owner string, c *checkout.Claim) {
 	}
 	d.counts.micros.Add(a.Duration.Microseconds())
 	c.Delivery.Record(a, d.cfg.Now())
-	updated, err := d.record(checkout.AttemptRecord{Owner: owner, Attempt: a, Delivery: c.Delivery})
+	updated, err := d.record(store.AttemptRecord{Owner: owner, Attempt: a, Delivery: c.Delivery})
 	if err != nil {
 		// The lease runs out and the delivery is attempted again: at least
 		// once still holds.
@@ -269,7 +289,7 @@ func (d *Dispatcher) attempt(owner string, c *checkout.Claim) {
 // one transaction, and reports whether its delivery was updated. On
 // SQLite, where every commit waits for the disk, this is what lets
 // deliveries go faster than one commit each.
-func (d *Dispatcher) record(r checkout.AttemptRecord) (bool, error) {
+func (d *Dispatcher) record(r store.AttemptRecord) (bool, error) {
 	p := &pendingRecord{rec: r, done: make(chan struct{})}
 	d.recMu.Lock()
 	d.recQueue = append(d.recQueue, p)
@@ -300,7 +320,7 @@ func (d *Dispatcher) record(r checkout.AttemptRecord) (bool, error) {
 func (d *Dispatcher) store(batch []*pendingRecord) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	rs := make([]checkout.AttemptRecord, len(batch))
+	rs := make([]store.AttemptRecord, len(batch))
 	for i, p := range batch {
 		rs[i] = p.rec
 	}
@@ -320,7 +340,7 @@ func (d *Dispatcher) store(batch []*pendingRecord) {
 // Send makes one attempt of a claimed delivery at now: the event as the
 // body, the headers of SPEC.md, signed afresh with the endpoint's current
 // secret.
-func Send(client *http.Client, c *checkout.Claim, now time.Time) *checkout.Attempt {
+func Send(client *http.Client, c *store.Claim, now time.Time) *checkout.Attempt {
 	a := &checkout.Attempt{DeliveryID: c.Delivery.ID, Number: c.Delivery.Attempts + 1, StartedAt: now}
 	body, err := json.Marshal(c.Event)
 	if err != nil {

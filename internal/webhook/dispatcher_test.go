@@ -501,7 +501,7 @@ func TestLeaseExpiryRetriesAnAbandonedAttempt(t *testing.T) {
 		ep := e.endpoint(r, checkout.ModeTest)
 		e.createSession(checkout.ModeTest)
 		// A process claims the delivery and dies before recording anything.
-		claims, err := db.DeliveryClaim(context.Background(), checkout.ClaimParams{
+		claims, err := db.DeliveryClaim(context.Background(), store.ClaimParams{
 			Owner: "dead-node", Now: e.clock.Now(), LeaseUntil: e.clock.Now().Add(time.Minute), Limit: 10, PerEndpoint: 4})
 		if err != nil || len(claims) != 1 {
 			t.Fatalf("DeliveryClaim = %d, %v; want 1", len(claims), err)
@@ -583,6 +583,48 @@ func TestTwoDispatchersShareTheWork(t *testing.T) {
 			if d.Status != checkout.DeliverySucceeded || d.Attempts != 2 {
 				t.Errorf("delivery %s = %s after %d attempts; want succeeded after 2", d.ID, d.Status, d.Attempts)
 			}
+		}
+	})
+}
+
+// Leases are set and compared on each node's own clock. A node whose clock
+// runs ahead of another's, by less than the tolerance docs/webhooks.md
+// gives (the lease, 60 s by default, minus an attempt's 10 s and the time
+// to record it), does not take a delivery whose attempt is still running
+// on the other node, even at the last moment that attempt can take.
+func TestClockAheadWithinToleranceTakesNoLiveLease(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		const lease = 60 * time.Second // the default
+		skew := lease - webhook.Timeout - 5*time.Second
+		e := newEnv(t, db)
+		ahead := e.newDispatcher(envOptions{now: func() time.Time { return e.clock.Now().Add(skew) }})
+		r := e.net.Receiver(t, "hooks.example.com")
+		release := make(chan struct{})
+		r.SetHandler(func(w http.ResponseWriter, _ *http.Request) { <-release })
+		e.endpoint(r, checkout.ModeTest)
+		e.createSession(checkout.ModeTest)
+		done := make(chan int)
+		go func() {
+			n, err := e.disp.RunOnce(context.Background())
+			if err != nil {
+				t.Error(err)
+			}
+			done <- n
+		}()
+		if _, ok := r.Next(10 * time.Second); !ok {
+			t.Fatal("the first node's attempt did not reach the receiver")
+		}
+		// The attempt has run as long as an attempt may.
+		e.clock.Advance(webhook.Timeout)
+		if n, err := ahead.RunOnce(context.Background()); n != 0 || err != nil {
+			t.Errorf("a node %s ahead claimed %d deliveries, %v, under a live lease; want none", skew, n, err)
+		}
+		close(release)
+		if n := <-done; n != 1 {
+			t.Errorf("the first node made %d attempts; want 1", n)
+		}
+		if n := len(r.Requests()); n != 1 {
+			t.Errorf("the receiver got %d requests; want 1", n)
 		}
 	})
 }
@@ -885,16 +927,16 @@ func jsonEqual(t *testing.T, a, b []byte) bool {
 // batchFailingStore fails every DeliveryRecordAll of more than one record:
 // how a test makes a group commit fail.
 type batchFailingStore struct {
-	checkout.Store
+	webhook.Queue
 	failed atomic.Int64
 }
 
-func (s *batchFailingStore) DeliveryRecordAll(ctx context.Context, rs []checkout.AttemptRecord) ([]bool, error) {
+func (s *batchFailingStore) DeliveryRecordAll(ctx context.Context, rs []store.AttemptRecord) ([]bool, error) {
 	if len(rs) > 1 {
 		s.failed.Add(1)
 		return nil, errors.New("injected failure of a batch")
 	}
-	return s.Store.DeliveryRecordAll(ctx, rs)
+	return s.Queue.DeliveryRecordAll(ctx, rs)
 }
 
 // Attempts that end together are recorded together; when such a batch
@@ -920,8 +962,8 @@ func TestAttemptsRecordedTogether(t *testing.T) {
 				for range n {
 					e.createSession(checkout.ModeTest)
 				}
-				var st checkout.Store = db
-				wrapped := &batchFailingStore{Store: db}
+				var st webhook.Queue = db
+				wrapped := &batchFailingStore{Queue: db}
 				if failBatches {
 					st = wrapped
 				}

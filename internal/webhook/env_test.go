@@ -47,6 +47,8 @@ type envOptions struct {
 	workers     int
 	perEndpoint int
 	poll        time.Duration
+	// now is the dispatcher's clock; the env's when nil.
+	now clock.Func
 }
 
 func newEnv(t *testing.T, db *store.DB, opts ...envOptions) *env {
@@ -88,10 +90,14 @@ func newEnv(t *testing.T, db *store.DB, opts ...envOptions) *env {
 // newDispatcher returns a dispatcher on the env's database, network and
 // clock: another node.
 func (e *env) newDispatcher(o envOptions) *webhook.Dispatcher {
+	now := o.now
+	if now == nil {
+		now = e.clock.Now
+	}
 	return webhook.New(webhook.Config{
 		Store:       e.db,
 		Client:      webhook.NewClient(webhook.ClientConfig{Guard: e.guard, RootCAs: e.net.RootCAs(), Dial: e.net.Dial, Timeout: o.timeout}),
-		Now:         e.clock.Now,
+		Now:         now,
 		Workers:     o.workers,
 		PerEndpoint: o.perEndpoint,
 		Poll:        o.poll,

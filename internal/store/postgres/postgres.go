@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"net"
 	"strconv"
+	"time"
 
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/stdlib"
@@ -61,6 +62,13 @@ func translate(err error) error {
 		switch {
 		case pe.Code == "23505": // unique_violation
 			return &checkout.Error{Code: checkout.EConflict, Message: "The record exists already.", Err: err}
+		case pe.Code == "40P01", pe.Code == "40001": // deadlock_detected, serialization_failure
+			// The transaction lost a race with another and was rolled
+			// back whole; the same request tried again a moment later
+			// succeeds. Not retried here: InTx cannot know that what its
+			// function did outside the database may be done twice.
+			return &checkout.Error{Code: checkout.EUnavailable, Message: "The request collided with another one changing the same data; try again.",
+				Err: err, RetryAfter: time.Second}
 		case pe.Code[:2] == "08", pe.Code[:2] == "53", pe.Code[:2] == "57": // connection, resources, operator intervention
 			return unavailable(err)
 		}

@@ -14,6 +14,7 @@ import (
 	"embed"
 	"errors"
 	"fmt"
+	"io/fs"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -31,12 +32,16 @@ import (
 var migrations embed.FS
 
 // Open opens (creating it when missing) the SQLite database at path and
-// applies pending migrations.
+// applies pending migrations. The database and its WAL and shared-memory
+// files are made readable by their owner alone (0600).
 func Open(ctx context.Context, path string) (*store.DB, error) {
 	if dir := filepath.Dir(path); dir != "" {
 		if err := os.MkdirAll(dir, 0o700); err != nil {
 			return nil, fmt.Errorf("create data directory: %w", err)
 		}
+	}
+	if err := private(path); err != nil {
+		return nil, err
 	}
 	pragmas := url.Values{}
 	for _, p := range []string{"journal_mode(WAL)", "synchronous(FULL)", "busy_timeout(10000)", "foreign_keys(1)"} {
@@ -70,6 +75,31 @@ func Open(ctx context.Context, path string) (*store.DB, error) {
 		return nil, fmt.Errorf("migrate %s: %w", path, err)
 	}
 	return db, nil
+}
+
+// private makes the database file, creating it when missing, and the WAL
+// and shared-memory files that exist readable and writable by the owner
+// alone: they hold webhook signing secrets and buyers' data. SQLite creates
+// the WAL and shared-memory files with the database file's mode, so once
+// the database is 0600 they are too, whatever the umask.
+func private(path string) error {
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return fmt.Errorf("create database file: %w", err)
+	}
+	err = f.Chmod(0o600) // an existing file, or a umask-proof mode
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("make database file private: %w", err)
+	}
+	for _, name := range []string{path + "-wal", path + "-shm"} {
+		if err := os.Chmod(name, 0o600); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("make database file private: %w", err)
+		}
+	}
+	return nil
 }
 
 // Dialect is SQLite's.

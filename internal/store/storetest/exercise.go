@@ -354,7 +354,7 @@ func testSessionRoundTrip(t *testing.T, db *store.DB) {
 		s.CancelURL = ptr("https://shop.example/cart")
 		s.PaymentID = ptr("pay_0123456789abcdef0123456789abcdef")
 		s.CompletedAt = &completed
-		s.PaymentInProgress = true
+		s.ActivePaymentID = ptr("pay_1123456789abcdef0123456789abcdef")
 	})
 	insertSession(t, db, want)
 	got, err := db.SessionGet(ctx, want.ID)
@@ -444,7 +444,7 @@ func testSessionUpdate(t *testing.T, db *store.DB) {
 	other := insertSession(t, db, newSession(m, nil))
 
 	inProgress := *s
-	inProgress.PaymentInProgress = true
+	inProgress.ActivePaymentID = ptr("pay_1")
 	inTx(t, db, func(tx checkout.Tx) error { return tx.SessionUpdate(ctx, &inProgress) })
 	got, _ := db.SessionGet(ctx, s.ID)
 	if !reflect.DeepEqual(got, &inProgress) {
@@ -453,7 +453,7 @@ func testSessionUpdate(t *testing.T, db *store.DB) {
 
 	completed := base.Add(30 * time.Minute)
 	want := inProgress
-	want.Status, want.PaymentID, want.CompletedAt, want.PaymentInProgress = checkout.StatusComplete, ptr("pay_1"), &completed, false
+	want.Status, want.PaymentID, want.CompletedAt, want.ActivePaymentID = checkout.StatusComplete, ptr("pay_1"), &completed, nil
 	changed := want
 	changed.Title, changed.Amount, changed.Metadata = "changed", 1, map[string]string{"x": "y"} // not mutable
 	inTx(t, db, func(tx checkout.Tx) error { return tx.SessionUpdate(ctx, &changed) })
@@ -492,7 +492,7 @@ func testSessionListDue(t *testing.T, db *store.DB) {
 	dueOldest := at(-90*time.Minute, nil)
 	due := at(-time.Minute, func(s *checkout.Session) { s.Mode = checkout.ModeLive })
 	at(time.Second, nil) // not due yet
-	at(-time.Hour, func(s *checkout.Session) { s.PaymentInProgress = true })
+	at(-time.Hour, func(s *checkout.Session) { s.ActivePaymentID = ptr("pay_2") })
 	at(-time.Hour, func(s *checkout.Session) {
 		s.Status, s.PaymentID, s.CompletedAt = checkout.StatusComplete, ptr("pay_1"), ptr(now.Add(-2*time.Hour))
 	})
@@ -764,7 +764,7 @@ func testDeliveryCountPending(t *testing.T, db *store.DB) {
 	count(base.Add(time.Hour), checkout.PendingDeliveries{Due: 2})
 
 	// A delivery being attempted is still due, until its attempt is recorded.
-	claims, err := db.DeliveryClaim(ctx, checkout.ClaimParams{Owner: "o", Now: base, LeaseUntil: base.Add(time.Minute), Limit: 10, PerEndpoint: 10})
+	claims, err := db.DeliveryClaim(ctx, store.ClaimParams{Owner: "o", Now: base, LeaseUntil: base.Add(time.Minute), Limit: 10, PerEndpoint: 10})
 	if err != nil || len(claims) != 1 {
 		t.Fatalf("DeliveryClaim = %d, %v; want 1", len(claims), err)
 	}
@@ -773,7 +773,7 @@ func testDeliveryCountPending(t *testing.T, db *store.DB) {
 
 func newIdempotency(m *checkout.Merchant, mode checkout.Mode, key string, created time.Time) *checkout.IdempotencyRecord {
 	return &checkout.IdempotencyRecord{MerchantID: m.ID, Mode: mode, Key: key, RequestHash: checkout.HashSecret(key),
-		StatusCode: 201, Body: []byte(`{"id":"cs_1","title":"Ünïcode 😀"}`), CreatedAt: created}
+		Body: []byte(`{"id":"cs_1","title":"Ünïcode 😀"}`), CreatedAt: created}
 }
 
 func insertIdempotency(t *testing.T, db *store.DB, rs ...*checkout.IdempotencyRecord) {

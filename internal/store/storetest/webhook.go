@@ -123,7 +123,7 @@ func testDeliveryClaim(t *testing.T, db *store.DB) {
 
 	claim := func(owner string, now time.Time, limit int) []string {
 		t.Helper()
-		cs, err := db.DeliveryClaim(ctx, checkout.ClaimParams{Owner: owner, Now: now, LeaseUntil: now.Add(time.Minute), Limit: limit, PerEndpoint: 2})
+		cs, err := db.DeliveryClaim(ctx, store.ClaimParams{Owner: owner, Now: now, LeaseUntil: now.Add(time.Minute), Limit: limit, PerEndpoint: 2})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -165,7 +165,7 @@ func testDeliveryRecord(t *testing.T, db *store.DB) {
 	ep := newEndpoint(t, db, m, checkout.ModeTest, checkout.AllEvents)
 	d := newDelivery(t, db, m, ep, base)
 	now := base.Add(time.Second)
-	cs, err := db.DeliveryClaim(ctx, checkout.ClaimParams{Owner: "a", Now: now, LeaseUntil: now.Add(time.Minute), Limit: 1, PerEndpoint: 1})
+	cs, err := db.DeliveryClaim(ctx, store.ClaimParams{Owner: "a", Now: now, LeaseUntil: now.Add(time.Minute), Limit: 1, PerEndpoint: 1})
 	if err != nil || len(cs) != 1 {
 		t.Fatalf("DeliveryClaim = %d, %v", len(cs), err)
 	}
@@ -192,7 +192,7 @@ func testDeliveryRecord(t *testing.T, db *store.DB) {
 		t.Errorf("AttemptList = %+v, %v; want both records, the last %+v", as, err, a)
 	}
 	// The record ended the lease: due again at its next attempt time.
-	if cs, _ := db.DeliveryClaim(ctx, checkout.ClaimParams{Owner: "b", Now: now.Add(time.Minute), LeaseUntil: now.Add(2 * time.Minute), Limit: 1, PerEndpoint: 1}); len(cs) != 1 {
+	if cs, _ := db.DeliveryClaim(ctx, store.ClaimParams{Owner: "b", Now: now.Add(time.Minute), LeaseUntil: now.Add(2 * time.Minute), Limit: 1, PerEndpoint: 1}); len(cs) != 1 {
 		t.Errorf("claim at the next attempt time = %d; want 1", len(cs))
 	}
 }
@@ -209,18 +209,18 @@ func testDeliveryRecordAll(t *testing.T, db *store.DB) {
 		ds = append(ds, newDelivery(t, db, m, ep, base.Add(time.Duration(i)*time.Millisecond)))
 	}
 	now := base.Add(time.Second)
-	cs, err := db.DeliveryClaim(ctx, checkout.ClaimParams{Owner: "a", Now: now, LeaseUntil: now.Add(time.Minute), Limit: 4, PerEndpoint: 4})
+	cs, err := db.DeliveryClaim(ctx, store.ClaimParams{Owner: "a", Now: now, LeaseUntil: now.Add(time.Minute), Limit: 4, PerEndpoint: 4})
 	if err != nil || len(cs) != 4 {
 		t.Fatalf("DeliveryClaim = %d, %v", len(cs), err)
 	}
-	record := func(c *checkout.Claim, owner string, status int) checkout.AttemptRecord {
+	record := func(c *store.Claim, owner string, status int) store.AttemptRecord {
 		a := &checkout.Attempt{DeliveryID: c.Delivery.ID, Number: 1, StartedAt: now, Duration: time.Millisecond, StatusCode: status}
 		d := *c.Delivery
 		d.Record(a, now)
-		return checkout.AttemptRecord{Owner: owner, Attempt: a, Delivery: &d}
+		return store.AttemptRecord{Owner: owner, Attempt: a, Delivery: &d}
 	}
-	gone := &checkout.Claim{Delivery: &checkout.Delivery{ID: checkout.NewID(checkout.PrefixDelivery, 16), Attempts: 0}}
-	rs := []checkout.AttemptRecord{record(cs[3], "a", 200), record(cs[0], "a", 200), record(cs[1], "other", 200), record(gone, "a", 200), record(cs[2], "a", 503)}
+	gone := &store.Claim{Delivery: &checkout.Delivery{ID: checkout.NewID(checkout.PrefixDelivery, 16), Attempts: 0}}
+	rs := []store.AttemptRecord{record(cs[3], "a", 200), record(cs[0], "a", 200), record(cs[1], "other", 200), record(gone, "a", 200), record(cs[2], "a", 503)}
 	got, err := db.DeliveryRecordAll(ctx, rs)
 	if want := []bool{true, true, false, false, true}; err != nil || !slices.Equal(got, want) {
 		t.Fatalf("DeliveryRecordAll = %v, %v; want %v", got, err, want)

@@ -1,4 +1,4 @@
-package api
+package web
 
 import (
 	"bytes"
@@ -6,6 +6,7 @@ import (
 	"errors"
 	"net/http"
 	"strconv"
+	"time"
 
 	"github.com/checkoutd/checkoutd/checkout"
 )
@@ -73,8 +74,8 @@ func WriteError(w http.ResponseWriter, r *http.Request, err error) {
 	if status >= 500 {
 		Logger(r.Context()).ErrorContext(r.Context(), "request failed", "code", ce.Code, "err", err)
 	}
-	if ce.Code == checkout.EUnavailable {
-		w.Header().Set("Retry-After", "5")
+	if ce.Code == checkout.EUnavailable || ce.Code == checkout.ERateLimited {
+		w.Header().Set("Retry-After", strconv.Itoa(retryAfterSeconds(ce)))
 	}
 	body := errorBody{
 		Code:      ce.Code,
@@ -92,8 +93,23 @@ func WriteError(w http.ResponseWriter, r *http.Request, err error) {
 	}{false, body})
 }
 
-// writeData writes {"ok": true, "data": data} with status.
-func writeData(w http.ResponseWriter, status int, data json.RawMessage) {
+// DefaultRetryAfter is what Retry-After says on a service_unavailable
+// answer whose error does not say better: the database unreachable.
+const DefaultRetryAfter = 5 * time.Second
+
+// retryAfterSeconds is ce.RetryAfter in whole seconds, rounded up, at least
+// 1 (Retry-After has no fractions, and 0 invites a client to hammer).
+func retryAfterSeconds(ce *checkout.Error) int {
+	d := ce.RetryAfter
+	if d <= 0 {
+		d = DefaultRetryAfter
+	}
+	return max(1, int((d+time.Second-1)/time.Second))
+}
+
+// WriteRawData writes {"ok": true, "data": data} with status, data being
+// JSON already encoded (a stored session, replayed as it was first sent).
+func WriteRawData(w http.ResponseWriter, status int, data json.RawMessage) {
 	var b bytes.Buffer
 	b.Grow(len(data) + 24)
 	b.WriteString(`{"ok":true,"data":`)
@@ -108,7 +124,7 @@ func WriteData(w http.ResponseWriter, status int, v any) {
 	if err != nil {
 		panic(err) // a value of ours that cannot be encoded is a bug
 	}
-	writeData(w, status, data)
+	WriteRawData(w, status, data)
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {

@@ -1,4 +1,4 @@
-package api
+package web
 
 import (
 	"context"
@@ -19,6 +19,12 @@ func RequestID(ctx context.Context) string {
 	return id
 }
 
+// WithID returns ctx carrying id as its request's id, for RequestID and the
+// log lines of LogHandler.
+func WithID(ctx context.Context, id string) context.Context {
+	return context.WithValue(ctx, requestIDKey{}, id)
+}
+
 // Logger returns the logger of the request ctx belongs to, or the default.
 func Logger(ctx context.Context) *slog.Logger {
 	if l, ok := ctx.Value(loggerKey{}).(*slog.Logger); ok {
@@ -35,7 +41,7 @@ func WithRequestID(log *slog.Logger, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		id := checkout.NewRequestID()
 		w.Header().Set("Request-Id", id)
-		ctx := context.WithValue(r.Context(), requestIDKey{}, id)
+		ctx := WithID(r.Context(), id)
 		ctx = context.WithValue(ctx, loggerKey{}, log)
 		next.ServeHTTP(w, r.WithContext(ctx))
 	})
