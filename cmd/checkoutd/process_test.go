@@ -21,6 +21,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/checkoutd/checkoutd/internal/logtest"
 	"github.com/checkoutd/checkoutd/internal/webhook/webhooktest"
 )
 
@@ -59,7 +60,7 @@ func binary(t *testing.T) string {
 type proc struct {
 	cmd  *exec.Cmd
 	addr string
-	log  *syncBuf
+	log  *logtest.Buffer
 	done chan struct{} // closed when the process has exited
 	err  error         // its exit status, once done is closed
 }
@@ -68,23 +69,6 @@ type proc struct {
 func (p *proc) wait() error {
 	<-p.done
 	return p.err
-}
-
-type syncBuf struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuf) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuf) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
 
 var listeningLine = regexp.MustCompile(`msg=listening addr=(\S+)`)
@@ -108,7 +92,7 @@ func startProcessEnv(t *testing.T, env []string, args ...string) *proc {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	p := &proc{cmd: cmd, log: &syncBuf{}, done: make(chan struct{})}
+	p := &proc{cmd: cmd, log: &logtest.Buffer{}, done: make(chan struct{})}
 	addr := make(chan string, 1)
 	go func() {
 		sc := bufio.NewScanner(stderr)

@@ -12,7 +12,6 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/checkoutd/checkoutd/checkout"
@@ -496,22 +495,4 @@ func TestStoreIDIsV4(t *testing.T) {
 	if err != nil || len(b) != 16 || b[6]>>4 != 4 || b[8]&0xc0 != 0x80 {
 		t.Errorf("store id %q is not a version 4 uuid", s.ID)
 	}
-}
-
-// syncBuffer is a bytes.Buffer safe for concurrent writers.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/checkoutd/checkoutd/internal/logtest"
 )
 
 // guard bounds how long the test waits for what should happen quickly; it
@@ -19,10 +21,10 @@ const guard = 30 * time.Second
 // startServe runs "checkoutd serve" on an ephemeral port until the test
 // ends, and returns its base URL and a function that stops it and returns
 // what serve returned.
-func startServe(t *testing.T, db database, extra ...string) (base string, logs *syncBuffer, stop func() error) {
+func startServe(t *testing.T, db database, extra ...string) (base string, logs *logtest.Buffer, stop func() error) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	logs = &syncBuffer{}
+	logs = &logtest.Buffer{}
 	args := append([]string{"serve", "--addr", "127.0.0.1:0", "--log-format", "json"}, db.flags...)
 	args = append(args, extra...)
 	done := make(chan error, 1)

@@ -1,11 +1,9 @@
 package api
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"io"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -14,34 +12,12 @@ import (
 
 	"github.com/checkoutd/checkoutd/checkout"
 	"github.com/checkoutd/checkoutd/internal/clock"
+	"github.com/checkoutd/checkoutd/internal/logtest"
 	"github.com/checkoutd/checkoutd/internal/service"
 	"github.com/checkoutd/checkoutd/internal/store"
 	"github.com/checkoutd/checkoutd/internal/store/storetest"
 	"github.com/checkoutd/checkoutd/internal/web"
 )
-
-// syncBuffer is a bytes.Buffer safe for concurrent writers.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
-func testLogger() (*slog.Logger, *syncBuffer) {
-	buf := &syncBuffer{}
-	return slog.New(slog.NewTextHandler(buf, nil)), buf
-}
 
 // memLogs keeps the logs LogRequests records, in memory.
 type memLogs struct {
@@ -66,7 +42,7 @@ func (m *memLogs) last() *checkout.RequestLog {
 // whatever bytes a client sends, the log can be stored on both databases.
 func TestLogRequests(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
-		log, buf := testLogger()
+		log, buf := logtest.Capture()
 		w := service.NewRequestLogWriter(db, log)
 		defer w.Close()
 		clk := clock.NewFake(t0)

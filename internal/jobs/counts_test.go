@@ -3,12 +3,12 @@ package jobs_test
 import (
 	"context"
 	"errors"
-	"log/slog"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/checkoutd/checkoutd/internal/jobs"
+	"github.com/checkoutd/checkoutd/internal/logtest"
 )
 
 // Counts count rounds and failures and note the last success; a round cut
@@ -20,7 +20,7 @@ func TestCounts(t *testing.T) {
 	calls := 0
 	third := make(chan struct{})
 	before := time.Now()
-	done := start(ctx, slog.New(slog.DiscardHandler), jobs.Job{Name: "j", Interval: time.Millisecond, Counts: counts, RunOnce: func(ctx context.Context) error {
+	done := start(ctx, logtest.Logger(t), jobs.Job{Name: "j", Interval: time.Millisecond, Counts: counts, RunOnce: func(ctx context.Context) error {
 		mu.Lock()
 		defer mu.Unlock()
 		calls++

@@ -1,7 +1,6 @@
 package jobs_test
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"log/slog"
@@ -11,28 +10,12 @@ import (
 	"time"
 
 	"github.com/checkoutd/checkoutd/internal/jobs"
+	"github.com/checkoutd/checkoutd/internal/logtest"
 )
 
 // guard bounds how long a test waits for something that should happen at
 // once; it is never what a test waits for.
 const guard = 30 * time.Second
-
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 // start runs jobs.Run in a goroutine; the returned channel closes when Run
 // returns.
@@ -59,7 +42,7 @@ func wait(t *testing.T, ch <-chan struct{}, what string) {
 func TestRunStopsWithContext(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	ran := make(chan struct{}, 10)
-	done := start(ctx, slog.New(slog.DiscardHandler), jobs.Job{Name: "hourly", Interval: time.Hour, RunOnce: func(context.Context) error {
+	done := start(ctx, logtest.Logger(t), jobs.Job{Name: "hourly", Interval: time.Hour, RunOnce: func(context.Context) error {
 		ran <- struct{}{}
 		return nil
 	}})
@@ -81,7 +64,7 @@ func TestRunWaitsForRunningJobs(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	inside := make(chan struct{})
 	var finished bool
-	done := start(ctx, slog.New(slog.DiscardHandler), jobs.Job{Name: "slow", Interval: time.Hour, RunOnce: func(ctx context.Context) error {
+	done := start(ctx, logtest.Logger(t), jobs.Job{Name: "slow", Interval: time.Hour, RunOnce: func(ctx context.Context) error {
 		close(inside)
 		<-ctx.Done()
 		finished = true
@@ -100,8 +83,7 @@ func TestRunWaitsForRunningJobs(t *testing.T) {
 func TestRunRetriesFailure(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	buf := &syncBuffer{}
-	log := slog.New(slog.NewTextHandler(buf, nil))
+	log, buf := logtest.Capture()
 	var mu sync.Mutex
 	calls := 0
 	retried := make(chan struct{})
@@ -135,8 +117,8 @@ func TestRunRetriesFailure(t *testing.T) {
 // logging.
 func TestRunQuietOnShutdown(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
-	buf := &syncBuffer{}
-	done := start(ctx, slog.New(slog.NewTextHandler(buf, nil)), jobs.Job{Name: "j", Interval: time.Hour, RunOnce: func(ctx context.Context) error {
+	log, buf := logtest.Capture()
+	done := start(ctx, log, jobs.Job{Name: "j", Interval: time.Hour, RunOnce: func(ctx context.Context) error {
 		cancel()
 		return ctx.Err()
 	}})
@@ -150,7 +132,7 @@ func TestRunQuietOnShutdown(t *testing.T) {
 func TestRunJobsIndependently(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	second := make(chan struct{}, 100)
-	done := start(ctx, slog.New(slog.DiscardHandler),
+	done := start(ctx, logtest.Logger(t),
 		jobs.Job{Name: "stuck", Interval: time.Millisecond, RunOnce: func(ctx context.Context) error {
 			<-ctx.Done()
 			return nil

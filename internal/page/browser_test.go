@@ -20,7 +20,6 @@ import (
 	"image"
 	"image/color"
 	"image/png"
-	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -39,6 +38,7 @@ import (
 	"github.com/checkoutd/checkoutd/internal/app"
 	"github.com/checkoutd/checkoutd/internal/browsertest"
 	"github.com/checkoutd/checkoutd/internal/clock"
+	"github.com/checkoutd/checkoutd/internal/logtest"
 	"github.com/checkoutd/checkoutd/internal/pay"
 	"github.com/checkoutd/checkoutd/internal/service"
 	"github.com/checkoutd/checkoutd/internal/store"
@@ -122,7 +122,7 @@ func newBrowserEnv(t *testing.T, db *store.DB) *browserEnv {
 	t.Helper()
 	tab := browsertest.Tab(t)
 	clk := clock.NewFake(t0)
-	log := slog.New(web.LogHandler{Handler: slog.NewTextHandler(io.Discard, nil)})
+	log := slog.New(web.LogHandler{Handler: logtest.Logger(t).Handler()})
 	e := &browserEnv{t: t, db: db, clk: clk, tab: tab}
 	e.srv = httptest.NewUnstartedServer(nil)
 	a := app.New(app.Config{

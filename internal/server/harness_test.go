@@ -22,6 +22,7 @@ import (
 	"github.com/checkoutd/checkoutd/checkout"
 	"github.com/checkoutd/checkoutd/internal/app"
 	"github.com/checkoutd/checkoutd/internal/clock"
+	"github.com/checkoutd/checkoutd/internal/logtest"
 	"github.com/checkoutd/checkoutd/internal/service"
 	"github.com/checkoutd/checkoutd/internal/store"
 	"github.com/checkoutd/checkoutd/internal/web"
@@ -47,7 +48,7 @@ type harness struct {
 	// cacheClock drives the key and store caches (real-time staleness).
 	cacheClock *clock.Fake
 	// logBuf receives every log line the server writes.
-	logBuf *syncBuffer
+	logBuf *logtest.Buffer
 	// A store with a test-mode write key.
 	store  *checkout.Merchant
 	secret string
@@ -74,8 +75,8 @@ func newHarness(t *testing.T, db *store.DB, opts ...harnessOptions) *harness {
 	}
 	clk := clock.NewFake(t0)
 	cacheClk := clock.NewFake(t0)
-	logBuf := &syncBuffer{}
-	log := slog.New(web.LogHandler{Handler: slog.NewTextHandler(logBuf, &slog.HandlerOptions{Level: slog.LevelDebug})})
+	logBuf := &logtest.Buffer{}
+	log := slog.New(web.LogHandler{Handler: logBuf.TextHandler()})
 	a := app.New(app.Config{
 		Store: db, WrapStore: o.wrapStore, Logger: log,
 		Now: clk.Now, CacheNow: cacheClk.Now, CheckoutBaseURL: checkoutBase,
@@ -111,24 +112,6 @@ func (h *harness) newKey(storeID string, mode checkout.Mode, perms ...checkout.P
 		h.t.Fatalf("CreateAPIKey: %v", err)
 	}
 	return k, secret
-}
-
-// syncBuffer is a bytes.Buffer safe for concurrent writers.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
 
 // response is a response read whole.

@@ -3,7 +3,6 @@ package server_test
 import (
 	"context"
 	"io"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -11,6 +10,7 @@ import (
 
 	"github.com/checkoutd/checkoutd/checkout"
 	"github.com/checkoutd/checkoutd/internal/api"
+	"github.com/checkoutd/checkoutd/internal/logtest"
 	"github.com/checkoutd/checkoutd/internal/metrics"
 	"github.com/checkoutd/checkoutd/internal/metrics/metricstest"
 	"github.com/checkoutd/checkoutd/internal/server"
@@ -29,7 +29,7 @@ type metricsServer struct {
 
 func newMetricsServer(t *testing.T, db *store.DB, d server.Deps) *metricsServer {
 	t.Helper()
-	log := slog.New(slog.DiscardHandler)
+	log := logtest.Logger(t)
 	svc := service.New(service.Config{Store: db, CheckoutBaseURL: "https://pay.example.test", Logger: log})
 	logs := service.NewRequestLogWriter(db, log)
 	t.Cleanup(logs.Close)

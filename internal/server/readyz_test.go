@@ -4,7 +4,6 @@ import (
 	"database/sql"
 	"encoding/json"
 	"io"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"testing"
@@ -12,6 +11,7 @@ import (
 	_ "github.com/jackc/pgx/v5/stdlib"
 
 	"github.com/checkoutd/checkoutd/internal/api"
+	"github.com/checkoutd/checkoutd/internal/logtest"
 	"github.com/checkoutd/checkoutd/internal/server"
 	"github.com/checkoutd/checkoutd/internal/service"
 	"github.com/checkoutd/checkoutd/internal/store"
@@ -44,7 +44,7 @@ func TestReadyzDatabaseUnreachable(t *testing.T) {
 	for name, open := range unreachable {
 		t.Run("unreachable/"+name, func(t *testing.T) {
 			db := open(t)
-			log := slog.New(slog.DiscardHandler)
+			log := logtest.Logger(t)
 			srv := httptest.NewServer(server.New(server.Deps{
 				Service: service.New(service.Config{Store: db, Logger: log}), Logger: log,
 				RateLimiter: api.NewRateLimiter(0, 1, nil),

@@ -1,7 +1,6 @@
 package server_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -11,35 +10,17 @@ import (
 	"net/http/httptest"
 	"regexp"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/checkoutd/checkoutd/checkout"
 	"github.com/checkoutd/checkoutd/internal/api"
+	"github.com/checkoutd/checkoutd/internal/logtest"
 	"github.com/checkoutd/checkoutd/internal/server"
 	"github.com/checkoutd/checkoutd/internal/service"
 	"github.com/checkoutd/checkoutd/internal/store"
 	"github.com/checkoutd/checkoutd/internal/store/storetest"
 	"github.com/checkoutd/checkoutd/internal/web"
 )
-
-// lockedBuffer is a bytes.Buffer safe for the server's goroutines.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
 
 // quotingStore fails every session read with an error that quotes a
 // secret, as a driver error that quotes a value would.
@@ -59,8 +40,8 @@ var anySecret = regexp.MustCompile(`ck_(test|live)_[sh]k_|whsec_`)
 // carries one: header, body, path, query, or an internal error quoting it.
 func TestNoSecretReachesLogsOrErrors(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
-		logBuf := &lockedBuffer{}
-		log := slog.New(web.LogHandler{Handler: slog.NewJSONHandler(logBuf, &slog.HandlerOptions{Level: slog.LevelDebug})})
+		logBuf := &logtest.Buffer{}
+		log := slog.New(web.LogHandler{Handler: logBuf.JSONHandler()})
 		ctx := context.Background()
 		plain := service.New(service.Config{Store: db, CheckoutBaseURL: "https://pay.example.test", Logger: log})
 		m, err := plain.CreateMerchant(ctx, checkout.MerchantParams{Name: "Acme", Currency: "USD"})

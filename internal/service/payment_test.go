@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/checkoutd/checkoutd/checkout"
+	"github.com/checkoutd/checkoutd/internal/logtest"
 	"github.com/checkoutd/checkoutd/internal/pay"
 	"github.com/checkoutd/checkoutd/internal/service"
 	"github.com/checkoutd/checkoutd/internal/store"
@@ -120,14 +121,14 @@ type payFixture struct {
 	skins *skins
 	// log holds what every node of the fixture logged.
 	log    *slog.Logger
-	logBuf *service.SyncBuffer
+	logBuf *logtest.Buffer
 }
 
 func newPayFixture(t *testing.T, db *store.DB) *payFixture {
 	t.Helper()
 	f := newFixture(t, db)
 	pf := &payFixture{fixture: f, cards: newCards(), skins: &skins{TestSkins: pay.NewTestSkins()}}
-	pf.log, pf.logBuf = service.TestLogger()
+	pf.log, pf.logBuf = logtest.Capture()
 	f.svc = pf.node(db)
 	return pf
 }

@@ -1,45 +1,21 @@
 package service
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/checkoutd/checkoutd/checkout"
+	"github.com/checkoutd/checkoutd/internal/logtest"
 	"github.com/checkoutd/checkoutd/internal/store"
 	"github.com/checkoutd/checkoutd/internal/store/storetest"
 )
 
 var t0 = time.Date(2026, 11, 1, 12, 0, 0, 0, time.UTC)
-
-// syncBuffer is a bytes.Buffer safe for concurrent writers.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
-func testLogger() (*slog.Logger, *syncBuffer) {
-	buf := &syncBuffer{}
-	return slog.New(slog.NewTextHandler(buf, nil)), buf
-}
 
 // fakeStore is a RequestLogStore whose RequestLogInsert can be held up or
 // made to fail; any other method panics.
@@ -92,7 +68,7 @@ func countLogs(t *testing.T, db *store.DB, m string) int {
 // when there are more than one batch's worth.
 func TestRequestLogWriterFlush(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
-		log, _ := testLogger()
+		log, _ := logtest.Capture()
 		w := NewRequestLogWriter(db, log)
 		defer w.Close()
 		m := checkout.NewStoreID()
@@ -115,7 +91,7 @@ func TestRequestLogWriterFlush(t *testing.T) {
 // Close writes everything queued, however much, before it returns.
 func TestRequestLogWriterCloseDrains(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
-		log, _ := testLogger()
+		log, _ := logtest.Capture()
 		w := NewRequestLogWriter(db, log)
 		m := checkout.NewStoreID()
 		const n = 5000
@@ -135,7 +111,7 @@ func TestRequestLogWriterCloseDrains(t *testing.T) {
 // full, logs are dropped and counted.
 func TestRequestLogWriterNeverBlocks(t *testing.T) {
 	st := &fakeStore{block: make(chan struct{})}
-	log, buf := testLogger()
+	log, buf := logtest.Capture()
 	w := NewRequestLogWriter(st, log)
 	const n = requestLogBuffer + 4*requestLogBatch + 1000
 	done := make(chan struct{})
@@ -167,7 +143,7 @@ func TestRequestLogWriterNeverBlocks(t *testing.T) {
 // A batch the database refuses is logged and the writer goes on.
 func TestRequestLogWriterStoreError(t *testing.T) {
 	st := &fakeStore{fail: 1}
-	log, buf := testLogger()
+	log, buf := logtest.Capture()
 	w := NewRequestLogWriter(st, log)
 	defer w.Close()
 	w.Record(newLog("m", 0))
@@ -185,7 +161,7 @@ func TestRequestLogWriterStoreError(t *testing.T) {
 // Flush gives up when its context ends, even if the store never answers.
 func TestRequestLogWriterFlushContext(t *testing.T) {
 	st := &fakeStore{block: make(chan struct{})}
-	log, _ := testLogger()
+	log, _ := logtest.Capture()
 	w := NewRequestLogWriter(st, log)
 	w.Record(newLog("m", 0))
 	ctx, cancel := context.WithCancel(context.Background())

@@ -1,16 +1,17 @@
 package store_test
 
 import (
-	"bytes"
 	"context"
 	"database/sql"
 	"encoding/json"
 	"log/slog"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/checkoutd/checkoutd/checkout"
+	"github.com/checkoutd/checkoutd/internal/logtest"
 	"github.com/checkoutd/checkoutd/internal/store"
 	"github.com/checkoutd/checkoutd/internal/store/postgres"
 	"github.com/checkoutd/checkoutd/internal/store/sqlite"
@@ -52,8 +53,8 @@ func TestJobListsSkipUnreadableRows(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			ctx := context.Background()
 			db, raw := openRaw(t, name)
-			var logs bytes.Buffer
-			db.SetLogger(slog.New(slog.NewJSONHandler(&logs, nil)))
+			var logs logtest.Buffer
+			db.SetLogger(slog.New(logs.JSONHandler()))
 
 			at := time.Unix(1_790_000_000, 0)
 			now := at.Add(2 * time.Hour)
@@ -124,9 +125,9 @@ func TestJobListsSkipUnreadableRows(t *testing.T) {
 				t.Errorf("Stats = %+v; want 2 rows skipped and no error", s)
 			}
 			var logged []string
-			for _, line := range bytes.Split(bytes.TrimSpace(logs.Bytes()), []byte("\n")) {
+			for _, line := range strings.Split(strings.TrimSpace(logs.String()), "\n") {
 				var rec struct{ Level, ID, Table, Err string }
-				if err := json.Unmarshal(line, &rec); err != nil {
+				if err := json.Unmarshal([]byte(line), &rec); err != nil {
 					t.Fatalf("log line %q: %v", line, err)
 				}
 				if rec.Level != "ERROR" || rec.Err == "" {

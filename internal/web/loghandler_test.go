@@ -1,7 +1,6 @@
 package web
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -10,6 +9,8 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+
+	"github.com/checkoutd/checkoutd/internal/logtest"
 )
 
 const (
@@ -27,10 +28,10 @@ func (s stringer) String() string { return string(s) }
 func TestLogHandlerRedactsSecrets(t *testing.T) {
 	for _, format := range []string{"text", "json"} {
 		t.Run(format, func(t *testing.T) {
-			var buf bytes.Buffer
-			var h slog.Handler = slog.NewTextHandler(&buf, nil)
+			var buf logtest.Buffer
+			h := buf.TextHandler()
 			if format == "json" {
-				h = slog.NewJSONHandler(&buf, nil)
+				h = buf.JSONHandler()
 			}
 			log := slog.New(LogHandler{h}).With("attached", "with "+leakedWhsec)
 			log.Error("a message quoting "+leakedKey,
@@ -62,8 +63,8 @@ func TestLogHandlerRedactsSecrets(t *testing.T) {
 
 // A record with no secret passes through as it is, request id added.
 func TestLogHandlerAddsRequestID(t *testing.T) {
-	var buf bytes.Buffer
-	log := slog.New(LogHandler{slog.NewTextHandler(&buf, nil)})
+	var buf logtest.Buffer
+	log := slog.New(LogHandler{buf.TextHandler()})
 	var id string
 	h := WithRequestID(log, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		id = RequestID(r.Context())
