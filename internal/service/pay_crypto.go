@@ -137,13 +137,7 @@ func (s *Service) cryptoReceived(ctx context.Context, sessionID, coinCode, txHas
 		}
 		due := now.Add(coin.ConfirmationTime())
 		p.DueAt = &due
-		if err := sess.BeginPayment(p.ID, now); err != nil {
-			return err
-		}
-		if err := tx.PaymentInsert(ctx, p); err != nil {
-			return err
-		}
-		return tx.SessionUpdate(ctx, sess)
+		return hold(ctx, tx, sess, p, now)
 	})
 	if err != nil {
 		return nil, err

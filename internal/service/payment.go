@@ -126,13 +126,7 @@ func (s *Service) beginPayment(ctx context.Context, sessionID string, method che
 		}
 		p = checkout.NewPayment(sess, method, now)
 		prepare(p)
-		if err := sess.BeginPayment(p.ID, now); err != nil {
-			return err
-		}
-		if err := tx.PaymentInsert(ctx, p); err != nil {
-			return err
-		}
-		return tx.SessionUpdate(ctx, sess)
+		return hold(ctx, tx, sess, p, now)
 	})
 	if err != nil {
 		return nil, nil, nil, err
@@ -154,4 +148,16 @@ func (s *Service) sessionMerchant(ctx context.Context, sessionID string) (*check
 		return nil, err
 	}
 	return s.Merchant(ctx, sess.MerchantID)
+}
+
+// hold makes the new payment p hold sess from now (Session.BeginPayment)
+// and stores both, in the caller's transaction.
+func hold(ctx context.Context, tx *txn, sess *checkout.Session, p *checkout.Payment, now time.Time) error {
+	if err := sess.BeginPayment(p.ID, now); err != nil {
+		return err
+	}
+	if err := tx.PaymentInsert(ctx, p); err != nil {
+		return err
+	}
+	return tx.SessionUpdate(ctx, sess)
 }

@@ -14,6 +14,23 @@ import (
 	"github.com/checkoutd/checkoutd/internal/store/storetest"
 )
 
+// freshDatabase returns a new, empty database of the named kind: how to
+// open it with the store (which migrates it), and the driver and data source
+// to open it raw, for a test that undoes migrations by hand.
+func freshDatabase(t *testing.T, name string) (open func() (*store.DB, error), driver, dsn string) {
+	ctx := context.Background()
+	switch name {
+	case "sqlite":
+		path := storetest.SQLitePath(t)
+		return func() (*store.DB, error) { return sqlite.Open(ctx, path) }, "sqlite", path
+	case "postgres":
+		url := storetest.PostgresURL(t)
+		return func() (*store.DB, error) { return postgres.Open(ctx, url) }, "pgx", url
+	}
+	t.Fatalf("no database %q", name)
+	return nil, "", ""
+}
+
 // TestMigrateCryptoTxHash upgrades a database of version 3 that holds one
 // crypto transaction recorded twice for a session (as concurrent reports
 // could record it before version 4): the upgrade succeeds, the first record
@@ -22,18 +39,7 @@ func TestMigrateCryptoTxHash(t *testing.T) {
 	ctx := context.Background()
 	for _, name := range storetest.Databases {
 		t.Run(name, func(t *testing.T) {
-			var open func() (*store.DB, error)
-			var driver, dsn string
-			switch name {
-			case "sqlite":
-				path := storetest.SQLitePath(t)
-				open = func() (*store.DB, error) { return sqlite.Open(ctx, path) }
-				driver, dsn = "sqlite", path
-			case "postgres":
-				url := storetest.PostgresURL(t)
-				open = func() (*store.DB, error) { return postgres.Open(ctx, url) }
-				driver, dsn = "pgx", url
-			}
+			open, driver, dsn := freshDatabase(t, name)
 			db, err := open()
 			if err != nil {
 				t.Fatal(err)
@@ -126,18 +132,7 @@ func TestMigrateRefusesAGap(t *testing.T) {
 	ctx := context.Background()
 	for _, name := range storetest.Databases {
 		t.Run(name, func(t *testing.T) {
-			var open func() (*store.DB, error)
-			var driver, dsn string
-			switch name {
-			case "sqlite":
-				path := storetest.SQLitePath(t)
-				open = func() (*store.DB, error) { return sqlite.Open(ctx, path) }
-				driver, dsn = "sqlite", path
-			case "postgres":
-				url := storetest.PostgresURL(t)
-				open = func() (*store.DB, error) { return postgres.Open(ctx, url) }
-				driver, dsn = "pgx", url
-			}
+			open, driver, dsn := freshDatabase(t, name)
 			db, err := open()
 			if err != nil {
 				t.Fatal(err)
