@@ -2,8 +2,6 @@ package service
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"time"
 
 	"github.com/checkoutd/checkoutd/checkout"
@@ -22,23 +20,8 @@ func (s *Service) ProcessDuePayments(ctx context.Context, limit int) (int, error
 	if err != nil {
 		return 0, err
 	}
-	n := 0
-	var errs []error
-	for _, p := range due {
-		changed, err := s.processDue(ctx, p)
-		if err != nil {
-			if ctx.Err() != nil {
-				return n, err // shutting down: not the row's fault
-			}
-			s.rowFailed(ctx, JobPayments, "payment_id", p.ID, err)
-			errs = append(errs, fmt.Errorf("payment %s: %w", p.ID, err))
-			continue
-		}
-		if changed {
-			n++
-		}
-	}
-	return n, errors.Join(errs...)
+	return eachDue(ctx, s, JobPayments, "payment_id", due, func(p *checkout.Payment) string { return p.ID },
+		func(p *checkout.Payment) (bool, error) { return s.processDue(ctx, p) })
 }
 
 // processDue handles one due payment. What it asks processors it asks

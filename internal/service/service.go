@@ -10,6 +10,8 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"log/slog"
 	"sync/atomic"
 	"time"
@@ -117,17 +119,36 @@ func (s *Service) Stats() Stats {
 	}
 }
 
-// rowFailed logs and counts a row that a background job could not handle;
-// the job carries on with the others. key names the row's id (session_id,
-// payment_id).
-func (s *Service) rowFailed(ctx context.Context, job, key, id string, err error) {
-	switch job {
-	case JobExpireSessions:
-		s.counts.rowFailures.expiry.Add(1)
-	case JobPayments:
-		s.counts.rowFailures.payments.Add(1)
+// eachDue runs one round of a background job over the rows it listed: do
+// handles one row and says whether it changed it. A row that fails is
+// logged at error level with the job and the row's id (under key, such as
+// session_id) and counted (Stats.RowFailures), and the others are handled
+// all the same; the errors come back together. A round cut short by
+// shutdown stops at once: that is not the row's fault.
+func eachDue[T any](ctx context.Context, s *Service, job, key string, rows []T, id func(T) string, do func(T) (bool, error)) (int, error) {
+	n := 0
+	var errs []error
+	for _, r := range rows {
+		changed, err := do(r)
+		if err != nil {
+			if ctx.Err() != nil {
+				return n, err
+			}
+			switch job {
+			case JobExpireSessions:
+				s.counts.rowFailures.expiry.Add(1)
+			case JobPayments:
+				s.counts.rowFailures.payments.Add(1)
+			}
+			s.log.ErrorContext(ctx, "background job failed on a row; carrying on with the others", "job", job, key, id(r), "error", err)
+			errs = append(errs, fmt.Errorf("%s %s: %w", key, id(r), err))
+			continue
+		}
+		if changed {
+			n++
+		}
 	}
-	s.log.ErrorContext(ctx, "background job failed on a row; carrying on with the others", "job", job, key, id, "error", err)
+	return n, errors.Join(errs...)
 }
 
 // MaxKeyCacheTTL is the longest a revoked key may keep working on a node.

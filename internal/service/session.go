@@ -3,8 +3,6 @@ package service
 import (
 	"context"
 	"encoding/json"
-	"errors"
-	"fmt"
 	"time"
 
 	"github.com/checkoutd/checkoutd/checkout"
@@ -151,23 +149,8 @@ func (s *Service) ExpireDue(ctx context.Context, limit int) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	n := 0
-	var errs []error
-	for _, d := range due {
-		expired, err := s.expireDue(ctx, d)
-		if err != nil {
-			if ctx.Err() != nil {
-				return n, err // shutting down: not the row's fault
-			}
-			s.rowFailed(ctx, JobExpireSessions, "session_id", d.ID, err)
-			errs = append(errs, fmt.Errorf("session %s: %w", d.ID, err))
-			continue
-		}
-		if expired {
-			n++
-		}
-	}
-	return n, errors.Join(errs...)
+	return eachDue(ctx, s, JobExpireSessions, "session_id", due, func(d *checkout.Session) string { return d.ID },
+		func(d *checkout.Session) (bool, error) { return s.expireDue(ctx, d) })
 }
 
 // expireDue expires one session that SessionListDue returned.
