@@ -93,6 +93,7 @@ type skins struct {
 	*pay.TestSkins
 	lose, drop, lookupFails atomic.Bool
 	trades                  atomic.Int64 // trades that reached the platform
+	lookups                 atomic.Int64 // lookups asked, answered or not
 }
 
 func (s *skins) Trade(ctx context.Context, r pay.TradeRequest) (pay.Trade, error) {
@@ -108,6 +109,7 @@ func (s *skins) Trade(ctx context.Context, r pay.TradeRequest) (pay.Trade, error
 }
 
 func (s *skins) Lookup(ctx context.Context, paymentID string) (pay.Trade, bool, error) {
+	s.lookups.Add(1)
 	if s.lookupFails.Load() {
 		return pay.Trade{}, false, errors.New("platform unavailable")
 	}
@@ -936,6 +938,44 @@ func TestSkinsTradeOutcomeLost(t *testing.T) {
 		}
 		if all := f.payments(t, s.ID); len(all) != 1 || f.skins.trades.Load() != 1 {
 			t.Errorf("payments %v, trades %d; want one of each", all, f.skins.trades.Load())
+		}
+	})
+}
+
+// A processor that does not answer is asked again after
+// service.ProcessorRetry, not at every round of the job: an outage costs one
+// error log and one question per payment a minute, not one every few
+// seconds.
+func TestProcessorOutageIsAskedAgainLater(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		f := newPayFixture(t, db)
+		s := f.session(t)
+		inv, err := f.svc.SkinsInventory(ctx, s.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		f.skins.lose.Store(true)
+		if _, err := f.svc.PayBySkins(ctx, s.ID, []string{inv[7].ID}); err != nil {
+			t.Fatal(err)
+		}
+		f.skins.lose.Store(false)
+		f.skins.lookupFails.Store(true)
+		f.clock.Advance(checkout.CardChargeTimeout)
+		if _, err := f.svc.ProcessAllDuePayments(ctx); err == nil || f.skins.lookups.Load() != 1 {
+			t.Fatalf("first round = %v after %d lookups; want the lookup's error after 1", err, f.skins.lookups.Load())
+		}
+		f.clock.Advance(service.ProcessorRetry - time.Second)
+		if n, err := f.svc.ProcessAllDuePayments(ctx); n != 0 || err != nil || f.skins.lookups.Load() != 1 {
+			t.Fatalf("a round before the retry = %d, %v after %d lookups; want nothing asked", n, err, f.skins.lookups.Load())
+		}
+		f.clock.Advance(time.Second)
+		f.skins.lookupFails.Store(false)
+		f.processDue(t)
+		if f.skins.lookups.Load() != 2 {
+			t.Fatalf("lookups = %d; want the second at the retry", f.skins.lookups.Load())
+		}
+		if got := f.payments(t, s.ID)[checkout.PaymentProcessing]; len(got) != 1 || got[0].Skins == nil {
+			t.Fatalf("after the platform answered: %v; want the trade recorded", f.payments(t, s.ID))
 		}
 	})
 }

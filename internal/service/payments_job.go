@@ -2,6 +2,8 @@ package service
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"time"
 
 	"github.com/checkoutd/checkoutd/checkout"
@@ -32,6 +34,10 @@ func (s *Service) processDue(ctx context.Context, p *checkout.Payment) (bool, er
 	now := s.now()
 	var act settleFunc
 	var later time.Time // when nothing can be done yet: look again then
+	var askErr error    // the processor did not answer: ask again at later
+	unanswered := func(err error) {
+		askErr, later = err, now.Add(ProcessorRetry)
+	}
 	switch {
 	case p.Status.Captured() && p.DisputeOnSuccess:
 		act = func(tx *txn, m *checkout.Merchant, sess *checkout.Session, p *checkout.Payment) error {
@@ -52,7 +58,8 @@ func (s *Service) processDue(ctx context.Context, p *checkout.Payment) (bool, er
 	case p.Method == checkout.MethodCrypto && procs.Crypto != nil && p.Crypto != nil:
 		confs, err := procs.Crypto.Confirmations(ctx, p, now)
 		if err != nil {
-			return false, err
+			unanswered(err)
+			break
 		}
 		if confs >= p.Crypto.Confirmations {
 			act = s.succeedWith(ctx)
@@ -81,7 +88,8 @@ func (s *Service) processDue(ctx context.Context, p *checkout.Payment) (bool, er
 			// answers, the payment stays processing.
 			trade, found, err := procs.Skins.Lookup(ctx, p.ID)
 			if err != nil {
-				return false, err
+				unanswered(err)
+				break
 			}
 			if !found {
 				act = s.failWith(ctx, checkout.FailProcessingError)
@@ -96,7 +104,8 @@ func (s *Service) processDue(ctx context.Context, p *checkout.Payment) (bool, er
 		}
 		stands, err := procs.Skins.Settled(ctx, p)
 		if err != nil {
-			return false, err
+			unanswered(err)
+			break
 		}
 		if !stands {
 			act = s.failWith(ctx, checkout.FailTradeReversed)
@@ -106,7 +115,8 @@ func (s *Service) processDue(ctx context.Context, p *checkout.Payment) (bool, er
 	case p.Method == checkout.MethodCard && procs.Card != nil:
 		res, found, err := procs.Card.Lookup(ctx, p.ID)
 		if err != nil {
-			return false, err
+			unanswered(err)
+			break
 		}
 		if !found {
 			act = s.failWith(ctx, checkout.FailProcessingError)
@@ -132,8 +142,20 @@ func (s *Service) processDue(ctx context.Context, p *checkout.Payment) (bool, er
 		changed = true
 		return act(tx, m, sess, cur)
 	})
+	if askErr != nil {
+		// Still a failure of the row (logged and counted), but one that
+		// is asked again in ProcessorRetry, not at every round.
+		return false, errors.Join(fmt.Errorf("the processor did not answer; asking again at %s: %w", later.UTC().Format(time.RFC3339), askErr), err)
+	}
 	return changed, err
 }
+
+// ProcessorRetry is how long the payments job waits before asking a
+// processor again about a payment it did not answer for (a lookup, a
+// confirmation count, a trade's standing): an outage costs one question and
+// one error log per payment a minute, and the payment stays processing,
+// holding its session, until the processor answers.
+const ProcessorRetry = time.Minute
 
 // ProcessAllDuePayments runs ProcessDuePayments until nothing due is left.
 func (s *Service) ProcessAllDuePayments(ctx context.Context) (int, error) {
