@@ -22,6 +22,17 @@ type Store interface {
 	APIKeyGet(ctx context.Context, id string) (*APIKey, error)
 	APIKeyList(ctx context.Context, merchantID string) ([]*APIKey, error)
 
+	// AccountGet and AccountGetByEmail fail with not_found when there is no
+	// such account. The email is matched exactly: callers normalise it
+	// (NormalizeEmail).
+	AccountGet(ctx context.Context, id string) (*Account, error)
+	AccountGetByEmail(ctx context.Context, email string) (*Account, error)
+	// MembershipGet fails with not_found when the account is not a member
+	// of the store.
+	MembershipGet(ctx context.Context, accountID, merchantID string) (*Membership, error)
+	// MembershipList returns an account's memberships, oldest first.
+	MembershipList(ctx context.Context, accountID string) ([]*Membership, error)
+
 	// SessionGet returns a session of any store and mode (the caller checks
 	// they match); checkout_not_found when there is none.
 	SessionGet(ctx context.Context, id string) (*Session, error)
@@ -93,6 +104,12 @@ type Tx interface {
 	// APIKeyRevoke marks a key revoked at t; not_found when there is no such
 	// key. Revoking a revoked key keeps the first time.
 	APIKeyRevoke(ctx context.Context, id string, t time.Time) error
+
+	// AccountInsert fails with conflict when the id or the email is taken.
+	AccountInsert(ctx context.Context, a *Account) error
+	// MembershipInsert fails with conflict when the account is a member of
+	// the store already.
+	MembershipInsert(ctx context.Context, m *Membership) error
 
 	SessionInsert(ctx context.Context, s *Session) error
 	// SessionGetForUpdate reads a session and locks it until the

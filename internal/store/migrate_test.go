@@ -72,6 +72,8 @@ func TestMigrateCryptoTxHash(t *testing.T) {
 			}
 			// (Each migration after 4 is undone here too.)
 			for _, q := range []string{
+				`DROP TABLE memberships`,
+				`DROP TABLE accounts`,
 				`ALTER TABLE deliveries RENAME COLUMN next_attempt_at_ms TO next_attempt_at`,
 				`ALTER TABLE deliveries RENAME COLUMN lease_until_ms TO lease_until`,
 				`ALTER TABLE deliveries RENAME COLUMN created_at_ms TO created_at`,

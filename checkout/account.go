@@ -1,0 +1,37 @@
+package checkout
+
+import (
+	"strings"
+	"time"
+)
+
+// PrefixAccount begins every dashboard account id: acct_ and 32 hex.
+const PrefixAccount = "acct_"
+
+// NewAccountID returns a new account id: acct_ and 32 hex characters.
+func NewAccountID() string { return NewID(PrefixAccount, 16) }
+
+// Account is a person who signs in to the dashboard. Email is normalised
+// (NormalizeEmail) and unique; PasswordHash is an argon2id PHC string
+// (internal/password), never the password.
+type Account struct {
+	ID           string
+	Email        string
+	PasswordHash string
+	CreatedAt    time.Time
+}
+
+// Membership gives an account access to a store. A store may have several
+// accounts and an account several stores.
+type Membership struct {
+	AccountID  string
+	MerchantID string
+	CreatedAt  time.Time
+}
+
+// NormalizeEmail returns an email address as accounts store and look it
+// up: trimmed and lower-cased, so that "Ann@Example.com " signs in as
+// ann@example.com.
+func NormalizeEmail(s string) string {
+	return strings.ToLower(strings.TrimSpace(s))
+}
