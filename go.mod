@@ -9,6 +9,7 @@ require (
 	github.com/oapi-codegen/runtime v1.8.0
 	github.com/prometheus/client_model v0.6.3
 	github.com/prometheus/common v0.73.1
+	golang.org/x/crypto v0.58.0
 	golang.org/x/net v0.62.0
 	modernc.org/sqlite v1.61.1
 	rsc.io/qr v0.2.0
