@@ -30,6 +30,17 @@ const (
 	// reaches a client as such: callers translate it into what it means for
 	// them.
 	EConflict = "conflict"
+
+	// Codes of the dashboard's operations (accounts and members), which the
+	// CLI and the dashboard's pages show; none is an answer of the /v1 API.
+	//
+	// EAccountExists: an account has this email already (param email).
+	EAccountExists = "account_exists"
+	// EAccountNotFound: no account has this email (param email).
+	EAccountNotFound = "account_not_found"
+	// EInvalidCredentials: the email is unknown or the password wrong; the
+	// same answer for both, so that it tells nobody which accounts exist.
+	EInvalidCredentials = "invalid_credentials"
 )
 
 // Error is the one error type of checkoutd. Code is one of the E* constants;

@@ -50,6 +50,19 @@ func TestCheck(t *testing.T) {
 	}
 }
 
+// The dummy hash costs what a hash of Default costs, and matches nothing
+// anyone can type.
+func TestDummy(t *testing.T) {
+	if p, err := ParamsOf(dummy); p != Default || err != nil {
+		t.Errorf("ParamsOf(dummy) = %+v, %v; want Default %+v: make a new dummy with Hash", p, err, Default)
+	}
+	before := Derivations()
+	VerifyDummy("correct horse battery staple")
+	if n := Derivations() - before; n != 1 {
+		t.Errorf("VerifyDummy computed %d hashes; want 1", n)
+	}
+}
+
 func TestHashVerify(t *testing.T) {
 	pw := "correct horse battery staple"
 	h := hashWith(pw, cheap)

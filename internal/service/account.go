@@ -1,0 +1,114 @@
+package service
+
+import (
+	"context"
+	"strconv"
+	"time"
+
+	"github.com/checkoutd/checkoutd/checkout"
+	"github.com/checkoutd/checkoutd/internal/password"
+)
+
+// CreateAccount creates a dashboard account. The email is normalised
+// (checkout.NormalizeEmail) and must be one address, as a session's
+// customer.email; the password must pass password.Check. Every problem is
+// reported at once (validation_failed, param email or password); an email
+// that has an account already fails with account_exists.
+func (s *Service) CreateAccount(ctx context.Context, email, pw string) (*checkout.Account, error) {
+	email = checkout.NormalizeEmail(email)
+	var details []checkout.Violation
+	if msg := checkout.CheckEmail(email); msg != "" {
+		details = append(details, checkout.Violation{Code: "invalid_email", Param: "email", Message: "email " + msg})
+	}
+	if err := password.Check(pw); err != nil {
+		details = append(details, err.(*checkout.Error).Details...)
+	}
+	if len(details) > 0 {
+		return nil, validationError(details)
+	}
+	a := &checkout.Account{ID: checkout.NewAccountID(), Email: email, PasswordHash: password.Hash(pw), CreatedAt: s.now().Truncate(time.Second)}
+	err := s.store.InTx(ctx, func(tx checkout.Tx) error { return tx.AccountInsert(ctx, a) })
+	if checkout.IsCode(err, checkout.EConflict) {
+		return nil, &checkout.Error{Code: checkout.EAccountExists, Param: "email",
+			Message: "An account with the email " + email + " exists already."}
+	}
+	if err != nil {
+		return nil, err
+	}
+	return a, nil
+}
+
+// validationError is validation_failed for every violation in details, the
+// first one its message and param, as the domain's own validators answer.
+func validationError(details []checkout.Violation) error {
+	msg := details[0].Message
+	if len(details) > 1 {
+		msg += " (" + strconv.Itoa(len(details)) + " problems in all; see details.)"
+	}
+	return &checkout.Error{Code: checkout.EValidationFailed, Message: msg, Param: details[0].Param, Details: details}
+}
+
+// AddMember gives the account with this email access to a store. Adding an
+// account that is a member already changes nothing and succeeds (added is
+// false), so a provisioning script can run again. An unknown store is
+// store_not_found; an email without an account, account_not_found.
+func (s *Service) AddMember(ctx context.Context, storeID, email string) (m *checkout.Membership, added bool, err error) {
+	email = checkout.NormalizeEmail(email)
+	if msg := checkout.CheckEmail(email); msg != "" {
+		return nil, false, validationError([]checkout.Violation{{Code: "invalid_email", Param: "email", Message: "email " + msg}})
+	}
+	if _, err := s.store.MerchantGet(ctx, storeID); err != nil {
+		return nil, false, err
+	}
+	a, err := s.store.AccountGetByEmail(ctx, email)
+	if checkout.IsCode(err, checkout.ENotFound) {
+		return nil, false, &checkout.Error{Code: checkout.EAccountNotFound, Param: "email",
+			Message: "No account has the email " + email + "; create it first."}
+	}
+	if err != nil {
+		return nil, false, err
+	}
+	m = &checkout.Membership{AccountID: a.ID, MerchantID: storeID, CreatedAt: s.now().Truncate(time.Second)}
+	err = s.store.InTx(ctx, func(tx checkout.Tx) error { return tx.MembershipInsert(ctx, m) })
+	if checkout.IsCode(err, checkout.EConflict) {
+		m, err = s.store.MembershipGet(ctx, a.ID, storeID)
+		return m, false, err
+	}
+	if err != nil {
+		return nil, false, err
+	}
+	return m, true, nil
+}
+
+// VerifyPassword returns the account whose email and password these are.
+// An unknown email and a wrong password fail alike, with
+// invalid_credentials, and cost alike: for an unknown email the password is
+// hashed against a dummy hash of the same parameters
+// (password.VerifyDummy), so neither the answer
+// nor its time tells whether the account exists. A password longer than
+// password.MaxBytes fails at once, whatever the email: no account has one.
+func (s *Service) VerifyPassword(ctx context.Context, email, pw string) (*checkout.Account, error) {
+	invalid := checkout.Errorf(checkout.EInvalidCredentials, "The email or password is not right.")
+	if len(pw) > password.MaxBytes {
+		return nil, invalid
+	}
+	a, err := s.store.AccountGetByEmail(ctx, checkout.NormalizeEmail(email))
+	if checkout.IsCode(err, checkout.ENotFound) {
+		password.VerifyDummy(pw)
+		return nil, invalid
+	}
+	if err != nil {
+		return nil, err
+	}
+	ok, err := password.Verify(pw, a.PasswordHash)
+	if err != nil {
+		// An operator's problem (a hash edited or damaged in the
+		// database); to the caller, the same answer as a wrong password.
+		s.log.ErrorContext(ctx, "an account's stored password hash cannot be read", "account_id", a.ID, "error", err)
+		return nil, invalid
+	}
+	if !ok {
+		return nil, invalid
+	}
+	return a, nil
+}

@@ -1,0 +1,223 @@
+package service_test
+
+import (
+	"context"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/checkoutd/checkoutd/checkout"
+	"github.com/checkoutd/checkoutd/internal/password"
+	"github.com/checkoutd/checkoutd/internal/store"
+	"github.com/checkoutd/checkoutd/internal/store/storetest"
+)
+
+const goodPassword = "correct horse battery staple"
+
+var accountID = regexp.MustCompile(`^acct_[0-9a-f]{32}$`)
+
+func wantError(t *testing.T, what string, err error, code, param string) {
+	t.Helper()
+	ce, ok := err.(*checkout.Error)
+	if !ok || ce.Code != code || ce.Param != param {
+		t.Errorf("%s = %v; want %s on %q", what, err, code, param)
+	}
+}
+
+func TestCreateAccount(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		f := newFixture(t, db)
+		ctx := context.Background()
+		f.clock.Advance(1500 * time.Millisecond)
+		a, err := f.svc.CreateAccount(ctx, "  Ann.Lee@Example.COM ", goodPassword)
+		if err != nil {
+			t.Fatalf("CreateAccount = %v", err)
+		}
+		if !accountID.MatchString(a.ID) || a.Email != "ann.lee@example.com" || !a.CreatedAt.Equal(t0.Add(time.Second)) {
+			t.Errorf("CreateAccount = %+v; want acct_ and 32 hex, the email normalised, created at %v", a, t0.Add(time.Second))
+		}
+		if !strings.HasPrefix(a.PasswordHash, "$argon2id$v=19$m=19456,t=2,p=1$") || strings.Contains(a.PasswordHash, goodPassword) {
+			t.Errorf("PasswordHash = %q; want an argon2id PHC string", a.PasswordHash)
+		}
+		got, err := db.AccountGetByEmail(ctx, "ann.lee@example.com")
+		if err != nil || got.ID != a.ID || got.PasswordHash != a.PasswordHash {
+			t.Fatalf("the stored account = %+v, %v; want %+v", got, err, a)
+		}
+		if ok, err := password.Verify(goodPassword, got.PasswordHash); !ok || err != nil {
+			t.Errorf("the stored hash does not verify the password: %v, %v", ok, err)
+		}
+
+		// The same email in another spelling is the same account.
+		_, err = f.svc.CreateAccount(ctx, "ANN.LEE@example.com", "another password entirely")
+		wantError(t, "CreateAccount(taken email)", err, checkout.EAccountExists, "email")
+		if err != nil && !strings.Contains(err.Error(), "ann.lee@example.com") {
+			t.Errorf("the conflict %q does not name the email", err)
+		}
+		// Another email is another account.
+		if b, err := f.svc.CreateAccount(ctx, "bob@example.com", goodPassword); err != nil || b.ID == a.ID || b.PasswordHash == a.PasswordHash {
+			t.Errorf("CreateAccount(bob) = %+v, %v; want a second account with a hash of its own (own salt)", b, err)
+		}
+	})
+}
+
+func TestCreateAccountInvalid(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		f := newFixture(t, db)
+		ctx := context.Background()
+		tests := []struct {
+			email, pw string
+			params    []string // every offending param, in order; none when accepted
+		}{
+			{"ann@example.com", strings.Repeat("a", 11), []string{"password"}},
+			{"ann@example.com", strings.Repeat("é", 11), []string{"password"}}, // 22 bytes, 11 characters
+			{"a1@example.com", strings.Repeat("é", 12), nil},
+			{"a2@example.com", strings.Repeat("a", password.MaxBytes), nil},
+			{"ann@example.com", strings.Repeat("a", password.MaxBytes+1), []string{"password"}},
+			{"", goodPassword, []string{"email"}},
+			{"not an email", goodPassword, []string{"email"}},
+			{"ann@localhost", goodPassword, []string{"email"}},
+			{"Ann <ann@example.com>", goodPassword, []string{"email"}},
+			{"a@b.co," + "c@d.co", goodPassword, []string{"email"}},
+			{strings.Repeat("a", 250) + "@example.com", goodPassword, []string{"email"}},
+			{"nope", "short", []string{"email", "password"}},
+		}
+		for _, tt := range tests {
+			a, err := f.svc.CreateAccount(ctx, tt.email, tt.pw)
+			if tt.params == nil {
+				if err != nil {
+					t.Errorf("CreateAccount(%q, %d bytes) = %v; want it accepted", tt.email, len(tt.pw), err)
+				}
+				continue
+			}
+			ce, ok := err.(*checkout.Error)
+			if !ok || ce.Code != checkout.EValidationFailed || ce.Param != tt.params[0] || len(ce.Details) != len(tt.params) {
+				t.Errorf("CreateAccount(%q, %d bytes) = %+v, %v; want validation_failed on %v", tt.email, len(tt.pw), a, err, tt.params)
+				continue
+			}
+			for i, p := range tt.params {
+				if ce.Details[i].Param != p {
+					t.Errorf("CreateAccount(%q): detail %d on %q; want %q", tt.email, i, ce.Details[i].Param, p)
+				}
+			}
+		}
+		if _, err := db.AccountGetByEmail(ctx, "ann@example.com"); !checkout.IsCode(err, checkout.ENotFound) {
+			t.Errorf("a refused account was stored: %v", err)
+		}
+	})
+}
+
+func TestAddMember(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		f := newFixture(t, db)
+		ctx := context.Background()
+		ann, err := f.svc.CreateAccount(ctx, "ann@example.com", goodPassword)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m, added, err := f.svc.AddMember(ctx, f.m.ID, " ANN@example.com")
+		if err != nil || !added || m.AccountID != ann.ID || m.MerchantID != f.m.ID || !m.CreatedAt.Equal(t0) {
+			t.Fatalf("AddMember = %+v, %v, %v; want ann added to %s at %v", m, added, err, f.m.ID, t0)
+		}
+		same := func(a, b *checkout.Membership) bool {
+			return a != nil && b != nil && a.AccountID == b.AccountID && a.MerchantID == b.MerchantID && a.CreatedAt.Equal(b.CreatedAt)
+		}
+		if got, err := db.MembershipGet(ctx, ann.ID, f.m.ID); err != nil || !same(got, m) {
+			t.Errorf("MembershipGet = %+v, %v; want %+v", got, err, m)
+		}
+
+		// Again: nothing changes, and it succeeds with the first membership.
+		f.clock.Advance(time.Hour)
+		again, added, err := f.svc.AddMember(ctx, f.m.ID, "ann@example.com")
+		if err != nil || added || !same(again, m) {
+			t.Errorf("AddMember again = %+v, %v, %v; want the first membership, not added", again, added, err)
+		}
+
+		// An account may have several stores.
+		other, err := f.svc.CreateMerchant(ctx, checkout.MerchantParams{Name: "Other", Currency: "EUR"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, added, err := f.svc.AddMember(ctx, other.ID, "ann@example.com"); err != nil || !added {
+			t.Errorf("AddMember(another store) = %v, %v", added, err)
+		}
+		if ms, err := db.MembershipList(ctx, ann.ID); err != nil || len(ms) != 2 {
+			t.Errorf("MembershipList = %d, %v; want 2", len(ms), err)
+		}
+
+		_, _, err = f.svc.AddMember(ctx, checkout.NewStoreID(), "ann@example.com")
+		wantError(t, "AddMember(unknown store)", err, checkout.EStoreNotFound, "")
+		_, _, err = f.svc.AddMember(ctx, "acme", "ann@example.com")
+		wantError(t, "AddMember(malformed store id)", err, checkout.EStoreNotFound, "")
+		_, _, err = f.svc.AddMember(ctx, f.m.ID, "bob@example.com")
+		wantError(t, "AddMember(email without an account)", err, checkout.EAccountNotFound, "email")
+		_, _, err = f.svc.AddMember(ctx, f.m.ID, "bob")
+		wantError(t, "AddMember(not an email)", err, checkout.EValidationFailed, "email")
+	})
+}
+
+func TestVerifyPassword(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		f := newFixture(t, db)
+		ctx := context.Background()
+		ann, err := f.svc.CreateAccount(ctx, "ann@example.com", goodPassword)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := f.svc.VerifyPassword(ctx, " Ann@Example.com", goodPassword)
+		if err != nil || got.ID != ann.ID {
+			t.Errorf("VerifyPassword(right) = %+v, %v; want ann", got, err)
+		}
+
+		// A wrong password and an unknown email: the same error, and the
+		// same work (one argon2id hash each), so nothing tells them apart.
+		var answers []string
+		for _, c := range []struct{ email, pw string }{
+			{"ann@example.com", goodPassword + "!"},
+			{"ann@example.com", ""},
+			{"nobody@example.com", goodPassword},
+			{"not an email", goodPassword},
+		} {
+			before := password.Derivations()
+			a, err := f.svc.VerifyPassword(ctx, c.email, c.pw)
+			if a != nil || !checkout.IsCode(err, checkout.EInvalidCredentials) {
+				t.Errorf("VerifyPassword(%q, %q) = %+v, %v; want invalid_credentials", c.email, c.pw, a, err)
+				continue
+			}
+			if n := password.Derivations() - before; n != 1 {
+				t.Errorf("VerifyPassword(%q, %q) computed %d hashes; want 1, as every failure", c.email, c.pw, n)
+			}
+			answers = append(answers, err.Error())
+		}
+		for _, a := range answers[1:] {
+			if a != answers[0] {
+				t.Errorf("failures answer %q and %q; want one answer", answers[0], a)
+			}
+		}
+
+		// Too long for any account: refused without hashing, whatever the
+		// email.
+		for _, email := range []string{"ann@example.com", "nobody@example.com"} {
+			before := password.Derivations()
+			_, err := f.svc.VerifyPassword(ctx, email, strings.Repeat("a", password.MaxBytes+1))
+			if !checkout.IsCode(err, checkout.EInvalidCredentials) || password.Derivations() != before {
+				t.Errorf("VerifyPassword(%s, too long) = %v after %d hashes; want invalid_credentials, no hash", email, err, password.Derivations()-before)
+			}
+		}
+	})
+}
+
+// A hash the service cannot read (damaged in the database) fails as a wrong
+// password would, and is logged for the operator.
+func TestVerifyPasswordDamagedHash(t *testing.T) {
+	db := storetest.Open(t, "sqlite")
+	f := newFixture(t, db)
+	ctx := context.Background()
+	a := &checkout.Account{ID: checkout.NewAccountID(), Email: "ann@example.com", PasswordHash: "$argon2id$v=19$m=1,t=1,p=1$x$y", CreatedAt: t0}
+	if err := db.InTx(ctx, func(tx checkout.Tx) error { return tx.AccountInsert(ctx, a) }); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := f.svc.VerifyPassword(ctx, "ann@example.com", goodPassword); got != nil || !checkout.IsCode(err, checkout.EInvalidCredentials) {
+		t.Errorf("VerifyPassword(damaged hash) = %+v, %v; want invalid_credentials", got, err)
+	}
+}
