@@ -28,9 +28,9 @@ func TestEveryAdminCommandPrintsOneJSONObject(t *testing.T) {
 	eachDatabase(t, func(t *testing.T, db database) {
 		ran := map[string]bool{}
 		var ids struct{ store, key, endpoint, delivery string }
-		one := func(args ...string) map[string]any {
+		oneIn := func(stdin string, args ...string) map[string]any {
 			t.Helper()
-			out, errOut, err := cli(t, vars{}, append(append(args, "--json"), db.flags...)...)
+			out, errOut, err := cliIn(t, vars{}, stdin, append(append(args, "--json"), db.flags...)...)
 			if err != nil {
 				t.Fatalf("checkoutd %s --json = %v\n%s", strings.Join(args, " "), err, errOut)
 			}
@@ -39,6 +39,7 @@ func TestEveryAdminCommandPrintsOneJSONObject(t *testing.T) {
 			ran[args[0]+" "+args[1]] = true
 			return v
 		}
+		one := func(args ...string) map[string]any { t.Helper(); return oneIn("", args...) }
 		id := func(v map[string]any) string { s, _ := v["id"].(string); return s }
 
 		ids.store = id(one("stores", "create", "--name", "Acme", "--currency", "USD"))
@@ -55,8 +56,10 @@ func TestEveryAdminCommandPrintsOneJSONObject(t *testing.T) {
 		one("webhooks", "enable", ids.endpoint)
 		one("webhooks", "resend", ids.delivery)
 		one("webhooks", "delete", ids.endpoint)
+		oneIn(testPassword+"\n", "accounts", "create", "--email", "ann@example.com", "--password-stdin")
+		one("members", "add", "--store", ids.store, "--email", "ann@example.com")
 
-		for _, group := range []string{"stores", "keys", "webhooks"} {
+		for _, group := range []string{"stores", "keys", "webhooks", "accounts", "members"} {
 			for _, sub := range subcommandsOf(t, group) {
 				if !ran[group+" "+sub] {
 					t.Errorf("checkoutd %s %s --json is not covered here", group, sub)

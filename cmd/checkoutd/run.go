@@ -31,10 +31,11 @@ func errorLine(err error) string {
 	return "checkoutd: " + checkout.RedactSecrets(err.Error())
 }
 
-// env is what a command runs with: its arguments, the environment, and
-// where it writes.
+// env is what a command runs with: its arguments, the environment, what it
+// reads and where it writes.
 type env struct {
 	getenv func(string) string
+	stdin  io.Reader
 	stdout io.Writer
 	stderr io.Writer
 }
@@ -51,13 +52,20 @@ func commands() []command {
 		{"migrate", "apply the database migrations and exit", migrateCmd},
 		{"stores", "create and list stores (create, list)", storesCmd},
 		{"keys", "create, list and revoke API keys (create, list, revoke)", keysCmd},
+		{"accounts", "create dashboard accounts (create)", accountsCmd},
+		{"members", "give accounts access to stores in the dashboard (add)", membersCmd},
 		{"webhooks", "manage webhook endpoints and deliveries (create, list, disable, enable, delete, roll-secret, send-test, deliveries, resend)", webhooksCmd},
 	}
 }
 
-// run is checkoutd's whole program: main only wires it to the process.
+// run is checkoutd's whole program with nothing on standard input.
 func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
-	e := env{getenv: getenv, stdout: stdout, stderr: stderr}
+	return runIO(ctx, args, getenv, strings.NewReader(""), stdout, stderr)
+}
+
+// runIO is checkoutd's whole program: main only wires it to the process.
+func runIO(ctx context.Context, args []string, getenv func(string) string, stdin io.Reader, stdout, stderr io.Writer) error {
+	e := env{getenv: getenv, stdin: stdin, stdout: stdout, stderr: stderr}
 	if len(args) == 0 || args[0] == "help" || args[0] == "-h" || args[0] == "--help" {
 		usage(stdout)
 		if len(args) == 0 {

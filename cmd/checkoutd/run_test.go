@@ -355,6 +355,8 @@ func TestUsage(t *testing.T) {
 		{[]string{"stores", "bogus"}, `no subcommand "bogus"`},
 		{[]string{"keys"}, "needs a subcommand: create list revoke"},
 		{[]string{"keys", "frob"}, `no subcommand "frob"`},
+		{[]string{"accounts"}, "needs a subcommand: create"},
+		{[]string{"members"}, "needs a subcommand: add"},
 		{[]string{"stores", "create", "--nope", "--data-dir", dir}, "flag provided but not defined: -nope"},
 		{[]string{"migrate", "--database"}, "flag needs an argument"},
 		{[]string{"serve", "extra", "--data-dir", dir}, "serve takes no arguments"},

@@ -1,0 +1,120 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/checkoutd/checkoutd/checkout"
+	"github.com/checkoutd/checkoutd/internal/password"
+	"github.com/checkoutd/checkoutd/internal/service"
+)
+
+func accountsCmd(ctx context.Context, e env, args []string) error {
+	return subcommand(ctx, e, "accounts", args, map[string]func(context.Context, env, []string) error{
+		"create": accountsCreate,
+	})
+}
+
+// accountJSON is an account as the commands print it: never its password
+// or hash.
+type accountJSON struct {
+	ID        string `json:"id"`
+	Object    string `json:"object"`
+	Email     string `json:"email"`
+	CreatedAt int64  `json:"created_at"`
+}
+
+func toAccountJSON(a *checkout.Account) accountJSON {
+	return accountJSON{a.ID, "account", a.Email, a.CreatedAt.Unix()}
+}
+
+func accountsCreate(ctx context.Context, e env, args []string) error {
+	const synopsis = "accounts create --email EMAIL --password-stdin [--json]"
+	a := newAdmin(e, "accounts create", synopsis)
+	var email string
+	var fromStdin bool
+	a.fs.StringVar(&email, "email", "", "the email address the account signs in with (required)")
+	a.fs.BoolVar(&fromStdin, "password-stdin", false, "read the password from the first line of standard input (required: a password is never a flag, which other users and shell histories can see)")
+	var pw string
+	a.check = func(rest []string) error {
+		if len(rest) != 0 {
+			return usageError{"usage: checkoutd " + synopsis}
+		}
+		if !fromStdin {
+			return usageError{"accounts create reads the password from standard input: pass --password-stdin, as in\n" +
+				"  checkoutd accounts create --email ann@example.com --password-stdin < password.txt"}
+		}
+		var err error
+		pw, err = readPassword(e.stdin)
+		return err
+	}
+	return a.run(ctx, args, func(svc *service.Service, _ []string) error {
+		acct, err := svc.CreateAccount(ctx, email, pw)
+		if err != nil {
+			return describe(err)
+		}
+		return a.print(toAccountJSON(acct), func(w io.Writer) {
+			fmt.Fprintf(w, "id:\t%s\nemail:\t%s\n\nThe account can sign in to the dashboard. Give it a store with:\n  checkoutd members add --store STORE_ID --email %s\n",
+				acct.ID, acct.Email, acct.Email)
+		})
+	})
+}
+
+// readPassword returns the first line of r without its line ending. It
+// reads no more than a password may hold and the line ending, so a file
+// given by mistake is not read whole; what is too long is refused by the
+// service as too long.
+func readPassword(r io.Reader) (string, error) {
+	br := bufio.NewReader(io.LimitReader(r, password.MaxBytes+3))
+	line, err := br.ReadString('\n')
+	if err != nil && !errors.Is(err, io.EOF) {
+		return "", fmt.Errorf("read the password from standard input: %w", err)
+	}
+	if line == "" {
+		return "", errors.New("no password on standard input: --password-stdin reads it from the first line")
+	}
+	line = strings.TrimSuffix(line, "\n")
+	return strings.TrimSuffix(line, "\r"), nil
+}
+
+func membersCmd(ctx context.Context, e env, args []string) error {
+	return subcommand(ctx, e, "members", args, map[string]func(context.Context, env, []string) error{
+		"add": membersAdd,
+	})
+}
+
+// membershipJSON is a membership as the commands print it.
+type membershipJSON struct {
+	Object    string `json:"object"`
+	AccountID string `json:"account_id"`
+	Email     string `json:"email"`
+	StoreID   string `json:"store_id"`
+	CreatedAt int64  `json:"created_at"`
+}
+
+func membersAdd(ctx context.Context, e env, args []string) error {
+	a := newAdmin(e, "members add", "members add --store ID --email EMAIL [--json]")
+	var store, email string
+	a.fs.StringVar(&store, "store", "", "the store to give access to (required)")
+	a.fs.StringVar(&email, "email", "", "the email of an existing account (required)")
+	return a.run(ctx, args, func(svc *service.Service, _ []string) error {
+		m, added, err := svc.AddMember(ctx, store, email)
+		if err != nil {
+			return err
+		}
+		email := checkout.NormalizeEmail(email)
+		j := membershipJSON{Object: "membership", AccountID: m.AccountID, Email: email, StoreID: m.MerchantID, CreatedAt: m.CreatedAt.Unix()}
+		return a.print(j, func(w io.Writer) {
+			fmt.Fprintf(w, "account:\t%s\nemail:\t%s\nstore:\t%s\n\n", m.AccountID, email, m.MerchantID)
+			if added {
+				fmt.Fprintln(w, "The account can now open the store in the dashboard.")
+			} else {
+				fmt.Fprintln(w, "The account was a member of the store already; nothing changed.")
+			}
+		})
+	})
+}
