@@ -35,3 +35,23 @@ type Membership struct {
 func NormalizeEmail(s string) string {
 	return strings.ToLower(strings.TrimSpace(s))
 }
+
+// DashboardSession is a signed-in browser of the dashboard. ID is the
+// SHA-256 (hex) of the token in the browser's cookie: the token itself is
+// never stored, so a copy of the database signs no one in.
+type DashboardSession struct {
+	ID         string
+	AccountID  string
+	CreatedAt  time.Time
+	LastSeenAt time.Time
+	ExpiresAt  time.Time // the absolute end, whatever the activity
+}
+
+// SetupToken is a one-time link that creates the first account. Hash is the
+// SHA-256 (hex) of the token in the link; UsedAt is nil until it is used.
+type SetupToken struct {
+	Hash      string
+	CreatedAt time.Time
+	ExpiresAt time.Time
+	UsedAt    *time.Time
+}

@@ -32,6 +32,13 @@ type Store interface {
 	MembershipGet(ctx context.Context, accountID, merchantID string) (*Membership, error)
 	// MembershipList returns an account's memberships, oldest first.
 	MembershipList(ctx context.Context, accountID string) ([]*Membership, error)
+	// AccountsExist reports whether there is any account at all.
+	AccountsExist(ctx context.Context) (bool, error)
+	// DashboardSessionGet fails with not_found when there is no session
+	// with this id (the hash of its token), expired or not.
+	DashboardSessionGet(ctx context.Context, id string) (*DashboardSession, error)
+	// SetupTokenGet fails with not_found when no token has this hash.
+	SetupTokenGet(ctx context.Context, hash string) (*SetupToken, error)
 
 	// SessionGet returns a session of any store and mode (the caller checks
 	// they match); checkout_not_found when there is none.
@@ -110,6 +117,21 @@ type Tx interface {
 	// MembershipInsert fails with conflict when the account is a member of
 	// the store already.
 	MembershipInsert(ctx context.Context, m *Membership) error
+	// DashboardSessionInsert fails with conflict when the id is taken.
+	DashboardSessionInsert(ctx context.Context, ds *DashboardSession) error
+	// DashboardSessionTouch sets a session's last_seen_at; not_found when
+	// there is no such session.
+	DashboardSessionTouch(ctx context.Context, id string, t time.Time) error
+	// DashboardSessionDelete deletes a session; deleting one that does not
+	// exist succeeds.
+	DashboardSessionDelete(ctx context.Context, id string) error
+	// SetupTokenInsert fails with conflict when the hash is taken.
+	SetupTokenInsert(ctx context.Context, st *SetupToken) error
+	// SetupTokenUse marks an unused token that has not expired at t as used
+	// at t, once: not_found when no token has the hash, or it is used, or
+	// it expired (at or before t). Of two transactions using one token,
+	// one succeeds.
+	SetupTokenUse(ctx context.Context, hash string, t time.Time) error
 
 	SessionInsert(ctx context.Context, s *Session) error
 	// SessionGetForUpdate reads a session and locks it until the

@@ -72,6 +72,8 @@ func TestMigrateCryptoTxHash(t *testing.T) {
 			}
 			// (Each migration after 4 is undone here too.)
 			for _, q := range []string{
+				`DROP TABLE setup_tokens`,
+				`DROP TABLE dashboard_sessions`,
 				`DROP TABLE memberships`,
 				`DROP TABLE accounts`,
 				`ALTER TABLE deliveries RENAME COLUMN next_attempt_at_ms TO next_attempt_at`,

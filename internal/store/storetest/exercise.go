@@ -71,6 +71,7 @@ func Exercise(t *testing.T, open func(t *testing.T) *store.DB) {
 	tests = append(tests, webhookTests...)
 	tests = append(tests, paymentTests...)
 	tests = append(tests, accountTests...)
+	tests = append(tests, dashboardTests...)
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) { tt.fn(t, open(t)) })
 	}
