@@ -41,6 +41,9 @@ const (
 	// EInvalidCredentials: the email is unknown or the password wrong; the
 	// same answer for both, so that it tells nobody which accounts exist.
 	EInvalidCredentials = "invalid_credentials"
+	// ESetupTokenInvalid: a setup link that is unknown, used or expired, or
+	// there is an account already.
+	ESetupTokenInvalid = "setup_token_invalid"
 )
 
 // Error is the one error type of checkoutd. Code is one of the E* constants;

@@ -15,6 +15,12 @@ import (
 // reported at once (validation_failed, param email or password); an email
 // that has an account already fails with account_exists.
 func (s *Service) CreateAccount(ctx context.Context, email, pw string) (*checkout.Account, error) {
+	return s.createAccount(ctx, email, pw, nil)
+}
+
+// createAccount is CreateAccount, running before in the transaction that
+// inserts the account when it is not nil.
+func (s *Service) createAccount(ctx context.Context, email, pw string, before func(tx checkout.Tx) error) (*checkout.Account, error) {
 	email = checkout.NormalizeEmail(email)
 	var details []checkout.Violation
 	if msg := checkout.CheckEmail(email); msg != "" {
@@ -27,7 +33,14 @@ func (s *Service) CreateAccount(ctx context.Context, email, pw string) (*checkou
 		return nil, validationError(details)
 	}
 	a := &checkout.Account{ID: checkout.NewAccountID(), Email: email, PasswordHash: password.Hash(pw), CreatedAt: s.now().Truncate(time.Second)}
-	err := s.store.InTx(ctx, func(tx checkout.Tx) error { return tx.AccountInsert(ctx, a) })
+	err := s.store.InTx(ctx, func(tx checkout.Tx) error {
+		if before != nil {
+			if err := before(tx); err != nil {
+				return err
+			}
+		}
+		return tx.AccountInsert(ctx, a)
+	})
 	if checkout.IsCode(err, checkout.EConflict) {
 		return nil, &checkout.Error{Code: checkout.EAccountExists, Param: "email",
 			Message: "An account with the email " + email + " exists already."}

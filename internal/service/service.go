@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/checkoutd/checkoutd/checkout"
+	"github.com/checkoutd/checkoutd/internal/authlimit"
 	"github.com/checkoutd/checkoutd/internal/clock"
 	"github.com/checkoutd/checkoutd/internal/pay"
 )
@@ -61,7 +62,10 @@ type Service struct {
 	keys            *ttlCache[*checkout.APIKey]
 	unknownKeys     *ttlCache[struct{}]
 	merchants       *ttlCache[*checkout.Merchant]
-	counts          struct {
+	// signInFailures limit failed dashboard sign-ins per account email
+	// and per client (SignIn).
+	signInFailures struct{ byEmail, byClient *authlimit.Limiter[string] }
+	counts         struct {
 		created, expired     modeCounter
 		capturedAfterFailure atomic.Int64
 		// rowFailures counts, by job, the rows a job could not handle.
@@ -176,7 +180,7 @@ func New(cfg Config) *Service {
 	if cfg.KeyCacheTTL <= 0 || cfg.KeyCacheTTL > MaxKeyCacheTTL {
 		cfg.KeyCacheTTL = DefaultKeyCacheTTL
 	}
-	return &Service{
+	s := &Service{
 		store:           cfg.Store,
 		now:             cfg.Now,
 		checkoutBaseURL: cfg.CheckoutBaseURL,
@@ -188,6 +192,9 @@ func New(cfg Config) *Service {
 		unknownKeys:     newTTLCache[struct{}](cfg.KeyCacheTTL, maxCached, cfg.CacheNow),
 		merchants:       newTTLCache[*checkout.Merchant](cfg.KeyCacheTTL, maxCached, cfg.CacheNow),
 	}
+	s.signInFailures.byEmail = authlimit.New[string](SignInFailureLimit, SignInFailureWindow, cfg.Now)
+	s.signInFailures.byClient = authlimit.New[string](SignInFailureLimit, SignInFailureWindow, cfg.Now)
+	return s
 }
 
 // URLChecker validates a webhook endpoint URL and returns it normalized.
