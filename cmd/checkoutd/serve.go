@@ -10,12 +10,14 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
 	"github.com/checkoutd/checkoutd/internal/app"
 	"github.com/checkoutd/checkoutd/internal/pay"
 	"github.com/checkoutd/checkoutd/internal/server"
+	"github.com/checkoutd/checkoutd/internal/service"
 	"github.com/checkoutd/checkoutd/internal/web"
 	"github.com/checkoutd/checkoutd/internal/webhook"
 )
@@ -172,7 +174,7 @@ func serveCmd(ctx context.Context, e env, args []string) error {
 		return err
 	}
 	a := app.New(app.Config{
-		Store: st, Logger: log, CheckoutBaseURL: cfg.checkoutBaseURL,
+		Store: st, Logger: log, CheckoutBaseURL: cfg.checkoutBaseURL, BaseURL: cfg.baseURL,
 		// Test mode pays through the simulators. Live mode has no processor
 		// until one is configured (docs/payments.md), and then offers only
 		// the methods that have one.
@@ -228,6 +230,8 @@ func serveCmd(ctx context.Context, e env, args []string) error {
 		go func() { serveErr <- metricsSrv.Serve(metricsLn) }()
 		log.Info("metrics listening", "addr", metricsLn.Addr().String())
 	}
+	// Before "listening", which tells scripts and tests that start-up is over.
+	logSetupLink(ctx, log, a.Service, cfg.baseURL)
 	log.Info("listening", "addr", ln.Addr().String(), "base_url", cfg.baseURL, "checkout_base_url", cfg.checkoutBaseURL, "pid", os.Getpid())
 
 	select {
@@ -253,4 +257,20 @@ func serveCmd(ctx context.Context, e env, args []string) error {
 	}
 	log.Info("stopped")
 	return err
+}
+
+// logSetupLink logs a one-time link to create the first dashboard account
+// when there is no account yet; the token appears there and nowhere else.
+func logSetupLink(ctx context.Context, log *slog.Logger, svc *service.Service, baseURL string) {
+	token, expires, err := svc.SetupToken(ctx)
+	if err != nil {
+		log.Error("no dashboard setup link: cannot check for accounts", "err", err)
+		return
+	}
+	if token == "" {
+		return
+	}
+	log.Info("no dashboard account yet: open the setup link to create the first one",
+		"setup_url", strings.TrimSuffix(baseURL, "/")+"/dashboard/setup?token="+token,
+		"expires_at", expires.UTC().Format(time.RFC3339))
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/checkoutd/checkoutd/checkout"
 	"github.com/checkoutd/checkoutd/internal/api"
 	"github.com/checkoutd/checkoutd/internal/clock"
+	"github.com/checkoutd/checkoutd/internal/dashboard"
 	"github.com/checkoutd/checkoutd/internal/jobs"
 	"github.com/checkoutd/checkoutd/internal/metrics"
 	"github.com/checkoutd/checkoutd/internal/pay"
@@ -39,6 +40,9 @@ type Config struct {
 	Now, CacheNow clock.Func
 	// CheckoutBaseURL is the public address of the hosted payment pages.
 	CheckoutBaseURL string
+	// BaseURL is the public address of the API and the dashboard: under
+	// https, the dashboard's cookies are Secure and __Host- prefixed.
+	BaseURL string
 	// Processors are the payment processors of each mode.
 	Processors pay.Registry
 
@@ -144,6 +148,7 @@ func New(cfg Config) *App {
 		RequestLogs:  a.RequestLogs,
 		Metrics:      a.Metrics,
 		HideMetrics:  cfg.HideMetrics,
+		Dashboard:    dashboard.New(svc, cfg.BaseURL, cfg.Logger),
 	})
 	return a
 }

@@ -400,11 +400,5 @@ func setSecurityHeaders(w http.ResponseWriter, returnURL string) {
 	if u, err := url.Parse(returnURL); err == nil && u.Scheme == "https" && u.Host != "" {
 		formAction += " https://" + u.Host
 	}
-	h := w.Header()
-	h.Set("Content-Security-Policy", "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' https: data:; "+
-		"connect-src 'self'; form-action "+formAction+"; frame-ancestors 'none'; base-uri 'none'")
-	h.Set("X-Content-Type-Options", "nosniff")
-	h.Set("X-Frame-Options", "DENY")
-	h.Set("Referrer-Policy", "no-referrer")
-	h.Set("Cache-Control", "no-store")
+	web.SetPageHeaders(w, formAction)
 }

@@ -46,8 +46,9 @@ func (r *router) handle(pattern string, h http.Handler) {
 
 func (r *router) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 	// ServeMux would answer an unclean path (//v1, /v1/../x) with a
-	// redirect; such paths name nothing here.
-	if p := req.URL.Path; p == "" || p[0] != '/' || (p != "/" && path.Clean(p) != p) {
+	// redirect; such paths name nothing here. A trailing slash is clean
+	// (/dashboard/ is the dashboard's home).
+	if p := req.URL.Path; p == "" || p[0] != '/' || (p != "/" && path.Clean(p) != strings.TrimSuffix(p, "/")) {
 		notFound(w, req)
 		return
 	}

@@ -31,6 +31,19 @@ func addRoutes(r *router, d Deps) {
 	r.handle("GET /invoice/", pg.HandleNotFound())
 	r.handle("GET /assets/{name}", pg.HandleAsset())
 
+	// The merchant dashboard (HTML; internal/dashboard). Every page but
+	// sign-in and setup redirects to sign-in without a session; every POST
+	// passes cross-origin protection and carries a form token.
+	db := d.Dashboard
+	r.handle("GET /dashboard/setup", db.HandleSetupPage())
+	r.handle("POST /dashboard/setup", db.HandleSetup())
+	r.handle("GET /dashboard/signin", db.HandleSignInPage())
+	r.handle("POST /dashboard/signin", db.HandleSignIn())
+	r.handle("POST /dashboard/signout", db.HandleSignOut())
+	r.handle("GET /dashboard/{$}", db.HandleHome())
+	r.handle("GET /dashboard/assets/dashboard.css", db.HandleStyleSheet())
+	r.handle("GET /dashboard/", db.HandleNotFound())
+
 	// Operations.
 	r.handle("GET /healthz", handleHealthz())
 	r.handle("GET /readyz", handleReadyz(d.Service))

@@ -9,6 +9,7 @@ import (
 
 	"github.com/checkoutd/checkoutd/internal/api"
 	"github.com/checkoutd/checkoutd/internal/clock"
+	"github.com/checkoutd/checkoutd/internal/dashboard"
 	"github.com/checkoutd/checkoutd/internal/metrics"
 	"github.com/checkoutd/checkoutd/internal/page"
 	"github.com/checkoutd/checkoutd/internal/service"
@@ -33,6 +34,9 @@ type Deps struct {
 	HideMetrics bool
 	// Page is the hosted payment page; one over Service when nil.
 	Page *page.Page
+	// Dashboard is the merchant dashboard; one over Service, with cookies
+	// for an http base URL, when nil.
+	Dashboard *dashboard.Dashboard
 }
 
 // New returns the whole HTTP surface of checkoutd as one handler.
@@ -48,6 +52,9 @@ func New(d Deps) http.Handler {
 	}
 	if d.Page == nil {
 		d.Page = page.New(d.Service, d.Logger)
+	}
+	if d.Dashboard == nil {
+		d.Dashboard = dashboard.New(d.Service, "", d.Logger)
 	}
 	r := newRouter()
 	addRoutes(r, d)

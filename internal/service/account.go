@@ -125,3 +125,21 @@ func (s *Service) VerifyPassword(ctx context.Context, email, pw string) (*checko
 	}
 	return a, nil
 }
+
+// AccountStores returns the stores an account is a member of, in the order
+// it joined them.
+func (s *Service) AccountStores(ctx context.Context, accountID string) ([]*checkout.Merchant, error) {
+	ms, err := s.store.MembershipList(ctx, accountID)
+	if err != nil {
+		return nil, err
+	}
+	stores := make([]*checkout.Merchant, 0, len(ms))
+	for _, m := range ms {
+		st, err := s.store.MerchantGet(ctx, m.MerchantID)
+		if err != nil {
+			return nil, err
+		}
+		stores = append(stores, st)
+	}
+	return stores, nil
+}
