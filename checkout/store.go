@@ -39,6 +39,10 @@ type Store interface {
 	DashboardSessionGet(ctx context.Context, id string) (*DashboardSession, error)
 	// SetupTokenGet fails with not_found when no token has this hash.
 	SetupTokenGet(ctx context.Context, hash string) (*SetupToken, error)
+	// DashboardSessionPurge and SetupTokenPurge delete the sessions and
+	// tokens that expired before t.
+	DashboardSessionPurge(ctx context.Context, before time.Time) (int64, error)
+	SetupTokenPurge(ctx context.Context, before time.Time) (int64, error)
 
 	// SessionGet returns a session of any store and mode (the caller checks
 	// they match); checkout_not_found when there is none.

@@ -280,3 +280,36 @@ func TestSignInLimits(t *testing.T) {
 		}
 	})
 }
+
+// Purge deletes expired dashboard sessions and setup tokens.
+func TestPurgeDashboard(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		f := newFixture(t, db)
+		ctx := context.Background()
+		setup, _, err := f.svc.SetupToken(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := f.svc.CreateAccount(ctx, "ann@example.com", goodPassword); err != nil {
+			t.Fatal(err)
+		}
+		tok, err := f.svc.SignIn(ctx, "ann@example.com", goodPassword, "192.0.2.1/32")
+		if err != nil {
+			t.Fatal(err)
+		}
+		f.clock.Advance(12*time.Hour + time.Second)
+		if res, err := f.svc.Purge(ctx); err != nil || res != (service.PurgeResult{DashboardSessions: 1}) {
+			t.Errorf("Purge after 12 h = %+v, %v; want the session", res, err)
+		}
+		if _, err := db.DashboardSessionGet(ctx, sha256Hex(tok)); !checkout.IsCode(err, checkout.ENotFound) {
+			t.Errorf("the expired session: %v; want purged", err)
+		}
+		f.clock.Advance(12 * time.Hour)
+		if res, err := f.svc.Purge(ctx); err != nil || res != (service.PurgeResult{SetupTokens: 1}) {
+			t.Errorf("Purge after 24 h = %+v, %v; want the setup token", res, err)
+		}
+		if _, err := db.SetupTokenGet(ctx, sha256Hex(setup)); !checkout.IsCode(err, checkout.ENotFound) {
+			t.Errorf("the expired setup token: %v; want purged", err)
+		}
+	})
+}

@@ -110,3 +110,15 @@ func (tx *Tx) SetupTokenUse(ctx context.Context, hash string, t time.Time) error
 	}
 	return nil
 }
+
+// DashboardSessionPurge deletes the sessions that expired before t, in
+// batches.
+func (db *DB) DashboardSessionPurge(ctx context.Context, before time.Time) (int64, error) {
+	return db.purgeWhere(ctx, "dashboard_sessions", "id", "expires_at < $1", before.Unix())
+}
+
+// SetupTokenPurge deletes the setup tokens that expired before t, in
+// batches.
+func (db *DB) SetupTokenPurge(ctx context.Context, before time.Time) (int64, error) {
+	return db.purgeWhere(ctx, "setup_tokens", "hash", "expires_at < $1", before.Unix())
+}

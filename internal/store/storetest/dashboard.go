@@ -25,6 +25,7 @@ var dashboardTests = []struct {
 	{"SetupToken/RoundTrip", testSetupTokenRoundTrip},
 	{"SetupToken/UseOnce", testSetupTokenUseOnce},
 	{"SetupToken/Expired", testSetupTokenExpired},
+	{"Dashboard/Purge", testDashboardPurge},
 }
 
 // hashOf stands for the hash of a random token.
@@ -155,4 +156,43 @@ func testSetupTokenExpired(t *testing.T, db *store.DB) {
 	err := db.InTx(ctx, func(tx checkout.Tx) error { return tx.SetupTokenUse(ctx, st.Hash, st.ExpiresAt) })
 	wantCode(t, "SetupTokenUse(at its expiry)", err, checkout.ENotFound)
 	inTx(t, db, func(tx checkout.Tx) error { return tx.SetupTokenUse(ctx, st.Hash, st.ExpiresAt.Add(-time.Second)) })
+}
+
+func testDashboardPurge(t *testing.T, db *store.DB) {
+	ctx := context.Background()
+	a := newAccount(t, db, "ann@example.com", base)
+	inTx(t, db, func(tx checkout.Tx) error {
+		for i, exp := range []time.Duration{time.Hour, 2 * time.Hour} {
+			ds := &checkout.DashboardSession{ID: hashOf("s" + string(rune('0'+i))), AccountID: a.ID, CreatedAt: base, LastSeenAt: base, ExpiresAt: base.Add(exp)}
+			if err := tx.DashboardSessionInsert(ctx, ds); err != nil {
+				return err
+			}
+			st := &checkout.SetupToken{Hash: hashOf("t" + string(rune('0'+i))), CreatedAt: base, ExpiresAt: base.Add(exp)}
+			if err := tx.SetupTokenInsert(ctx, st); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	// Expired at exactly t: kept (the service no longer accepts it; the
+	// next purge takes it).
+	if n, err := db.DashboardSessionPurge(ctx, base.Add(time.Hour)); n != 0 || err != nil {
+		t.Errorf("DashboardSessionPurge(at the first expiry) = %d, %v; want 0", n, err)
+	}
+	if n, err := db.DashboardSessionPurge(ctx, base.Add(time.Hour+time.Second)); n != 1 || err != nil {
+		t.Errorf("DashboardSessionPurge = %d, %v; want 1", n, err)
+	}
+	if n, err := db.SetupTokenPurge(ctx, base.Add(time.Hour+time.Second)); n != 1 || err != nil {
+		t.Errorf("SetupTokenPurge = %d, %v; want 1", n, err)
+	}
+	_, err := db.DashboardSessionGet(ctx, hashOf("s0"))
+	wantCode(t, "DashboardSessionGet(purged)", err, checkout.ENotFound)
+	_, err = db.SetupTokenGet(ctx, hashOf("t0"))
+	wantCode(t, "SetupTokenGet(purged)", err, checkout.ENotFound)
+	if _, err := db.DashboardSessionGet(ctx, hashOf("s1")); err != nil {
+		t.Errorf("a live session was purged: %v", err)
+	}
+	if _, err := db.SetupTokenGet(ctx, hashOf("t1")); err != nil {
+		t.Errorf("a live setup token was purged: %v", err)
+	}
 }
