@@ -193,6 +193,9 @@ func TestRedirectWithoutSession(t *testing.T) {
 				t.Errorf("GET %s with an unknown session did not clear its cookie", path)
 			}
 		}
+		if p := e.get("/dashboard"); p.status != http.StatusMovedPermanently || p.header.Get("Location") != "/dashboard/" {
+			t.Errorf("GET /dashboard = %d, Location %q; want 301 to /dashboard/", p.status, p.header.Get("Location"))
+		}
 		wantRedirectToSignIn(t, "POST /dashboard/signout", e.post("/dashboard/signout", url.Values{"form_token": {"x"}}))
 		for _, path := range []string{"/dashboard/signin"} {
 			if p := e.get(path); p.status != http.StatusOK || p.header.Get("Content-Security-Policy") != wantCSP {

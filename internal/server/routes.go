@@ -40,6 +40,7 @@ func addRoutes(r *router, d Deps) {
 	r.handle("GET /dashboard/signin", db.HandleSignInPage())
 	r.handle("POST /dashboard/signin", db.HandleSignIn())
 	r.handle("POST /dashboard/signout", db.HandleSignOut())
+	r.handle("GET /dashboard", http.RedirectHandler("/dashboard/", http.StatusMovedPermanently))
 	r.handle("GET /dashboard/{$}", db.HandleHome())
 	r.handle("GET /dashboard/assets/dashboard.css", db.HandleStyleSheet())
 	r.handle("GET /dashboard/", db.HandleNotFound())
