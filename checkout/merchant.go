@@ -86,6 +86,21 @@ func NewMerchant(p MerchantParams, now time.Time) (*Merchant, error) {
 	}, nil
 }
 
+// Updated validates p as NewMerchant does and returns a copy of m with its
+// name, currency, website and statement descriptor from p; its id, creation
+// time and pricing stay (a nil p.Pricing keeps m's).
+func (m *Merchant) Updated(p MerchantParams) (*Merchant, error) {
+	if p.Pricing == nil {
+		p.Pricing = &m.Pricing
+	}
+	n, err := NewMerchant(p, m.CreatedAt)
+	if err != nil {
+		return nil, err
+	}
+	n.ID, n.CreatedAt = m.ID, m.CreatedAt
+	return n, nil
+}
+
 func defaultStatementDescriptor(name string) string {
 	var b strings.Builder
 	for _, r := range strings.ToUpper(name) {

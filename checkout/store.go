@@ -111,6 +111,9 @@ type Store interface {
 // Tx is a write transaction.
 type Tx interface {
 	MerchantInsert(ctx context.Context, m *Merchant) error
+	// MerchantUpdate writes a store's name, currency, website, statement
+	// descriptor and pricing; store_not_found when there is no such store.
+	MerchantUpdate(ctx context.Context, m *Merchant) error
 	APIKeyInsert(ctx context.Context, k *APIKey) error
 	// APIKeyRevoke marks a key revoked at t; not_found when there is no such
 	// key. Revoking a revoked key keeps the first time.

@@ -143,3 +143,56 @@ func (s *Service) AccountStores(ctx context.Context, accountID string) ([]*check
 	}
 	return stores, nil
 }
+
+// CreateStore creates a store for a signed-in account, which becomes its
+// member in the same transaction: a store made in the dashboard is never
+// left without anyone who can open it.
+func (s *Service) CreateStore(ctx context.Context, accountID string, p checkout.MerchantParams) (*checkout.Merchant, error) {
+	m, err := checkout.NewMerchant(p, s.now())
+	if err != nil {
+		return nil, err
+	}
+	err = s.store.InTx(ctx, func(tx checkout.Tx) error {
+		if err := tx.MerchantInsert(ctx, m); err != nil {
+			return err
+		}
+		return tx.MembershipInsert(ctx, &checkout.Membership{AccountID: accountID, MerchantID: m.ID, CreatedAt: m.CreatedAt})
+	})
+	if err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
+// StoreOf returns a store the account is a member of. A store that does
+// not exist and one the account is no member of fail alike, with
+// store_not_found and the same message, so that an id tried in a URL tells
+// nothing about other accounts' stores.
+func (s *Service) StoreOf(ctx context.Context, accountID, storeID string) (*checkout.Merchant, error) {
+	if _, err := s.store.MembershipGet(ctx, accountID, storeID); err != nil {
+		if checkout.IsCode(err, checkout.ENotFound) {
+			return nil, checkout.Errorf(checkout.EStoreNotFound, "No such store: %s.", storeID)
+		}
+		return nil, err
+	}
+	return s.store.MerchantGet(ctx, storeID)
+}
+
+// UpdateStore changes the name, currency, website and statement descriptor
+// of a store the account is a member of, checked by the rules of
+// CreateStore. The pricing is the operator's and stays.
+func (s *Service) UpdateStore(ctx context.Context, accountID, storeID string, p checkout.MerchantParams) (*checkout.Merchant, error) {
+	m, err := s.StoreOf(ctx, accountID, storeID)
+	if err != nil {
+		return nil, err
+	}
+	p.Pricing = nil
+	n, err := m.Updated(p)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.store.InTx(ctx, func(tx checkout.Tx) error { return tx.MerchantUpdate(ctx, n) }); err != nil {
+		return nil, err
+	}
+	return n, nil
+}

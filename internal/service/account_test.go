@@ -221,3 +221,57 @@ func TestVerifyPasswordDamagedHash(t *testing.T) {
 		t.Errorf("VerifyPassword(damaged hash) = %+v, %v; want invalid_credentials", got, err)
 	}
 }
+
+func TestStoresOfAnAccount(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		f := newFixture(t, db)
+		ctx := context.Background()
+		ann, err := f.svc.CreateAccount(ctx, "ann@example.com", goodPassword)
+		if err != nil {
+			t.Fatal(err)
+		}
+		bob, err := f.svc.CreateAccount(ctx, "bob@example.com", goodPassword)
+		if err != nil {
+			t.Fatal(err)
+		}
+
+		_, err = f.svc.CreateStore(ctx, ann.ID, checkout.MerchantParams{Name: "", Currency: "XXQ"})
+		wantError(t, "CreateStore(no name, bad currency)", err, checkout.EValidationFailed, "name")
+		if ce, ok := err.(*checkout.Error); !ok || len(ce.Details) != 2 {
+			t.Errorf("CreateStore(no name, bad currency) = %v; want a violation for each field", err)
+		}
+		m, err := f.svc.CreateStore(ctx, ann.ID, checkout.MerchantParams{Name: "Ann's shop", Currency: "eur", Website: "https://ann.example"})
+		if err != nil || m.Currency != "EUR" || m.StatementDescriptor != "ANNS SHOP" {
+			t.Fatalf("CreateStore = %+v, %v", m, err)
+		}
+		if got, err := f.svc.StoreOf(ctx, ann.ID, m.ID); err != nil || got.ID != m.ID {
+			t.Errorf("StoreOf(creator) = %+v, %v; want the store: its creator is a member", got, err)
+		}
+		stores, err := f.svc.AccountStores(ctx, ann.ID)
+		if err != nil || len(stores) != 1 || stores[0].ID != m.ID {
+			t.Errorf("AccountStores(ann) = %v, %v", stores, err)
+		}
+
+		// Another account's store and no store at all look the same.
+		_, errOther := f.svc.StoreOf(ctx, bob.ID, m.ID)
+		_, errNone := f.svc.StoreOf(ctx, bob.ID, "store_nothere")
+		wantError(t, "StoreOf(not a member)", errOther, checkout.EStoreNotFound, "")
+		if checkout.ErrorMessage(errNone) != strings.ReplaceAll(checkout.ErrorMessage(errOther), m.ID, "store_nothere") {
+			t.Errorf("the refusals differ: %q and %q", errOther, errNone)
+		}
+		if _, err := f.svc.UpdateStore(ctx, bob.ID, m.ID, checkout.MerchantParams{Name: "Bob's now", Currency: "USD"}); !checkout.IsCode(err, checkout.EStoreNotFound) {
+			t.Errorf("UpdateStore(not a member) = %v; want store_not_found", err)
+		}
+
+		up, err := f.svc.UpdateStore(ctx, ann.ID, m.ID, checkout.MerchantParams{Name: "Ann's games", Currency: "GBP", StatementDescriptor: "ANN GAMES"})
+		if err != nil || up.ID != m.ID || up.Name != "Ann's games" || up.Currency != "GBP" || up.Website != "" ||
+			up.StatementDescriptor != "ANN GAMES" || !up.CreatedAt.Equal(m.CreatedAt) || up.Pricing != m.Pricing {
+			t.Errorf("UpdateStore = %+v, %v", up, err)
+		}
+		_, err = f.svc.UpdateStore(ctx, ann.ID, m.ID, checkout.MerchantParams{Name: "x", Currency: "GBP", Website: "http://plain.example"})
+		wantError(t, "UpdateStore(http website)", err, checkout.EValidationFailed, "website")
+		if got, _ := db.MerchantGet(ctx, m.ID); got.Name != "Ann's games" {
+			t.Errorf("a refused update changed the store: %+v", got)
+		}
+	})
+}

@@ -59,6 +59,27 @@ func (db *DB) MerchantList(ctx context.Context) ([]*checkout.Merchant, error) {
 	return collect(db, rows, scanMerchant)
 }
 
+// MerchantUpdate writes a store's mutable fields.
+func (tx *Tx) MerchantUpdate(ctx context.Context, m *checkout.Merchant) error {
+	pricing, err := pricingText(m.Pricing)
+	if err != nil {
+		return err
+	}
+	res, err := tx.exec(ctx, `UPDATE stores SET name = $1, currency = $2, website = $3, statement_descriptor = $4, pricing = $5
+		WHERE id = $6`, m.Name, m.Currency, m.Website, m.StatementDescriptor, pricing, m.ID)
+	if err != nil {
+		return tx.db.translate(err)
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return tx.db.translate(err)
+	}
+	if n == 0 {
+		return checkout.Errorf(checkout.EStoreNotFound, "No such store: %s.", m.ID)
+	}
+	return nil
+}
+
 // MerchantInsert stores a new store.
 func (tx *Tx) MerchantInsert(ctx context.Context, m *checkout.Merchant) error {
 	pricing, err := pricingText(m.Pricing)

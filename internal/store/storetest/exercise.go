@@ -38,6 +38,7 @@ func Exercise(t *testing.T, open func(t *testing.T) *store.DB) {
 		{"Merchant/NotFound", testMerchantNotFound},
 		{"Merchant/Conflict", testMerchantConflict},
 		{"Merchant/List", testMerchantList},
+		{"Merchant/Update", testMerchantUpdate},
 		{"APIKey/RoundTrip", testAPIKeyRoundTrip},
 		{"APIKey/NotFound", testAPIKeyNotFound},
 		{"APIKey/Conflict", testAPIKeyConflict},
@@ -190,6 +191,26 @@ func testMerchantConflict(t *testing.T, db *store.DB) {
 	if err != nil || got.Name != "First" {
 		t.Errorf("after a conflicting insert, MerchantGet = %+v, %v; want the first", got, err)
 	}
+}
+
+func testMerchantUpdate(t *testing.T, db *store.DB) {
+	ctx := context.Background()
+	m := newMerchant(t, db, "Before", base)
+	other := newMerchant(t, db, "Other", base)
+	want := *m
+	want.Name, want.Currency, want.Website, want.StatementDescriptor = "After 'é'", "EUR", "https://after.example", "AFTER SHOP"
+	want.Pricing.CardFixed++
+	inTx(t, db, func(tx checkout.Tx) error { return tx.MerchantUpdate(ctx, &want) })
+	if got, err := db.MerchantGet(ctx, m.ID); err != nil || !reflect.DeepEqual(got, &want) {
+		t.Errorf("after MerchantUpdate, MerchantGet = %+v, %v; want %+v", got, err, &want)
+	}
+	if got, err := db.MerchantGet(ctx, other.ID); err != nil || !reflect.DeepEqual(got, other) {
+		t.Errorf("MerchantUpdate changed another store: %+v, %v", got, err)
+	}
+	ghost := want
+	ghost.ID = checkout.NewStoreID()
+	err := db.InTx(ctx, func(tx checkout.Tx) error { return tx.MerchantUpdate(ctx, &ghost) })
+	wantCode(t, "MerchantUpdate(unknown)", err, checkout.EStoreNotFound)
 }
 
 func testMerchantList(t *testing.T, db *store.DB) {
