@@ -23,13 +23,28 @@ import (
 //go:embed templates/*.html
 var templateFS embed.FS
 
-//go:embed assets/dashboard.css
-var styleSheet []byte
+//go:embed assets/dashboard.css assets/dashboard.js
+var assetFS embed.FS
 
-// styleVersion busts caches of the style sheet when it changes.
-var styleVersion = func() string {
-	sum := sha256.Sum256(styleSheet)
-	return base64.RawURLEncoding.EncodeToString(sum[:6])
+// asset is a static file of the dashboard, with the version that busts
+// caches when it changes.
+type asset struct {
+	body        []byte
+	contentType string
+	version     string
+}
+
+var assets = func() map[string]asset {
+	out := map[string]asset{}
+	for name, ct := range map[string]string{"dashboard.css": "text/css; charset=utf-8", "dashboard.js": "text/javascript; charset=utf-8"} {
+		b, err := assetFS.ReadFile("assets/" + name)
+		if err != nil {
+			panic(err)
+		}
+		sum := sha256.Sum256(b)
+		out[name] = asset{body: b, contentType: ct, version: base64.RawURLEncoding.EncodeToString(sum[:6])}
+	}
+	return out
 }()
 
 // maxFormBytes bounds a form post: the largest, setup, is an email and a
@@ -52,6 +67,8 @@ type Dashboard struct {
 	log  *slog.Logger
 	tmpl *template.Template
 	cop  *http.CrossOriginProtection
+	// baseURL is where the service is reached, for the examples pages show.
+	baseURL string
 	// secure is whether the base URL is https: cookies are then Secure and
 	// __Host- prefixed.
 	secure bool
@@ -66,7 +83,7 @@ func New(svc *service.Service, baseURL string, log *slog.Logger) *Dashboard {
 	if log == nil {
 		log = slog.Default()
 	}
-	d := &Dashboard{svc: svc, log: log, cop: http.NewCrossOriginProtection(),
+	d := &Dashboard{svc: svc, log: log, cop: http.NewCrossOriginProtection(), baseURL: strings.TrimSuffix(baseURL, "/"),
 		sessionCookie: "checkoutd_dashboard", preauthCookie: "checkoutd_dashboard_form"}
 	if u, err := url.Parse(baseURL); err == nil && u.Scheme == "https" {
 		d.secure = true
@@ -74,7 +91,8 @@ func New(svc *service.Service, baseURL string, log *slog.Logger) *Dashboard {
 		d.preauthCookie = "__Host-" + d.preauthCookie
 	}
 	d.tmpl = template.Must(template.New("dashboard").Funcs(template.FuncMap{
-		"stylesheet": func() string { return "/dashboard/assets/dashboard.css?v=" + styleVersion },
+		"asset": func(name string) string { return "/dashboard/assets/" + name + "?v=" + assets[name].version },
+		"copyable": func(id, value string) copyable { return copyable{ID: id, Value: value} },
 	}).ParseFS(templateFS, "templates/*.html"))
 	d.cop.SetDenyHandler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		d.renderError(w, r, http.StatusForbidden, "This form was sent from another site, so it was not accepted.")
@@ -217,10 +235,17 @@ func (d *Dashboard) startSession(w http.ResponseWriter, r *http.Request, token s
 
 // views
 
+// Layout is what the frame of every page needs.
 type Layout struct {
 	Title     string
 	Account   *checkout.Account // nil on the sign-in and setup pages
 	FormToken string
+	// On a store's pages: the store, the account's stores (the switcher),
+	// the mode, and the page's section (its path under the store and mode).
+	Store   *checkout.Merchant
+	Stores  []*checkout.Merchant
+	Mode    checkout.Mode
+	Section string
 }
 
 type signInView struct {
@@ -380,21 +405,31 @@ func (d *Dashboard) HandleHome() http.Handler {
 // a session (so nothing tells which pages exist), 404 with one.
 func (d *Dashboard) HandleNotFound() http.Handler {
 	return d.page(func(w http.ResponseWriter, r *http.Request, u *user) {
-		d.renderErrorFor(w, r, u, http.StatusNotFound, "There is no such page.")
+		d.notFound(w, r, u)
 	})
 }
 
-// HandleStyleSheet serves GET /dashboard/assets/dashboard.css.
-func (d *Dashboard) HandleStyleSheet() http.Handler {
+// copyable is a value shown with a copy button.
+type copyable struct{ ID, Value string }
+
+// HandleAsset serves GET /dashboard/assets/{name}: the style sheet and the
+// script, cached for good under their version.
+func (d *Dashboard) HandleAsset() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "text/css; charset=utf-8")
+		name := r.PathValue("name")
+		a, ok := assets[name]
+		if !ok {
+			http.NotFound(w, r)
+			return
+		}
+		w.Header().Set("Content-Type", a.contentType)
 		w.Header().Set("X-Content-Type-Options", "nosniff")
-		if r.URL.Query().Get("v") == styleVersion {
+		if r.URL.Query().Get("v") == a.version {
 			w.Header().Set("Cache-Control", "public, max-age=31536000, immutable")
 		} else {
 			w.Header().Set("Cache-Control", "no-cache")
 		}
-		http.ServeContent(w, r, "dashboard.css", time.Time{}, bytes.NewReader(styleSheet))
+		http.ServeContent(w, r, name, time.Time{}, bytes.NewReader(a.body))
 	})
 }
 

@@ -42,7 +42,13 @@ func addRoutes(r *router, d Deps) {
 	r.handle("POST /dashboard/signout", db.HandleSignOut())
 	r.handle("GET /dashboard", http.RedirectHandler("/dashboard/", http.StatusMovedPermanently))
 	r.handle("GET /dashboard/{$}", db.HandleHome())
-	r.handle("GET /dashboard/assets/dashboard.css", db.HandleStyleSheet())
+	r.handle("GET /dashboard/stores/new", db.HandleNewStorePage())
+	r.handle("POST /dashboard/stores/new", db.HandleNewStore())
+	r.handle("GET /dashboard/stores/{store}/{$}", db.HandleStoreRoot())
+	r.handle("GET /dashboard/stores/{store}/{mode}/{$}", db.HandleStoreHome())
+	r.handle("GET /dashboard/stores/{store}/{mode}/settings", db.HandleStoreSettingsPage())
+	r.handle("POST /dashboard/stores/{store}/{mode}/settings", db.HandleStoreSettings())
+	r.handle("GET /dashboard/assets/{name}", db.HandleAsset())
 	r.handle("GET /dashboard/", db.HandleNotFound())
 
 	// Operations.

@@ -1,0 +1,119 @@
+package dashboard
+
+import (
+	"net/http"
+	"strings"
+
+	"github.com/checkoutd/checkoutd/checkout"
+)
+
+// Store pages live under /dashboard/stores/{store}/{mode}/: every page of a
+// store is scoped to one mode, named in its URL, so a link or a bookmark
+// always shows the mode it was made in, and switching mode is switching the
+// URL's segment while the rest of the path (the section) stays.
+
+// scope is a store page's context: who is signed in, which of their stores,
+// in which mode.
+type scope struct {
+	*user
+	store  *checkout.Merchant
+	mode   checkout.Mode
+	stores []*checkout.Merchant // the account's stores, for the switcher
+}
+
+// storePath is the path of a section of a store's pages in a mode; section
+// "" is the store's home.
+func storePath(storeID string, mode checkout.Mode, section string) string {
+	return "/dashboard/stores/" + storeID + "/" + string(mode) + "/" + section
+}
+
+// path is the path of a section of the scope's store and mode.
+func (s *scope) path(section string) string { return storePath(s.store.ID, s.mode, section) }
+
+// checkoutScope is the scope as the service takes it.
+func (s *scope) checkoutScope() checkout.Scope {
+	return checkout.Scope{MerchantID: s.store.ID, Mode: s.mode}
+}
+
+// inStore wraps a store page: a signed-in account that is a member of the
+// store in the URL, in a mode that exists. Anything else is the same 404,
+// whether the store does not exist or belongs to others.
+func (d *Dashboard) inStore(w http.ResponseWriter, r *http.Request, u *user) (*scope, bool) {
+	mode := checkout.Mode(r.PathValue("mode"))
+	if mode != checkout.ModeTest && mode != checkout.ModeLive {
+		d.notFound(w, r, u)
+		return nil, false
+	}
+	m, err := d.svc.StoreOf(r.Context(), u.account.ID, r.PathValue("store"))
+	if checkout.IsCode(err, checkout.EStoreNotFound) {
+		d.notFound(w, r, u)
+		return nil, false
+	}
+	if err != nil {
+		d.fail(w, r, err)
+		return nil, false
+	}
+	stores, err := d.svc.AccountStores(r.Context(), u.account.ID)
+	if err != nil {
+		d.fail(w, r, err)
+		return nil, false
+	}
+	return &scope{user: u, store: m, mode: mode, stores: stores}, true
+}
+
+// storePage wraps a GET page of a store.
+func (d *Dashboard) storePage(h func(w http.ResponseWriter, r *http.Request, s *scope)) http.Handler {
+	return d.page(func(w http.ResponseWriter, r *http.Request, u *user) {
+		if s, ok := d.inStore(w, r, u); ok {
+			h(w, r, s)
+		}
+	})
+}
+
+// storeAction wraps a form post of a store: an action (cross-origin
+// protection, form token) in a store the account is a member of.
+func (d *Dashboard) storeAction(h func(w http.ResponseWriter, r *http.Request, s *scope)) http.Handler {
+	return d.action(func(w http.ResponseWriter, r *http.Request, u *user) {
+		if s, ok := d.inStore(w, r, u); ok {
+			h(w, r, s)
+		}
+	})
+}
+
+func (d *Dashboard) notFound(w http.ResponseWriter, r *http.Request, u *user) {
+	d.renderErrorFor(w, r, u, http.StatusNotFound, "There is no such page.")
+}
+
+// layout is the frame of a store page: section is the page's section
+// (its path under the store and mode), which the navigation marks and the
+// mode and store switches keep.
+func (s *scope) layout(title, section string) Layout {
+	return Layout{Title: title, Account: s.account, FormToken: s.formToken,
+		Store: s.store, Stores: s.stores, Mode: s.mode, Section: section}
+}
+
+// IsTest reports whether the page is in test mode.
+func (l Layout) IsTest() bool { return l.Mode == checkout.ModeTest }
+
+// Path is the path of a section of the page's store and mode.
+func (l Layout) Path(section string) string { return storePath(l.Store.ID, l.Mode, section) }
+
+// SwitchModePath is the page's section in the other mode.
+func (l Layout) SwitchModePath() string {
+	other := checkout.ModeLive
+	if l.Mode == checkout.ModeLive {
+		other = checkout.ModeTest
+	}
+	return storePath(l.Store.ID, other, l.Section)
+}
+
+// SwitchStorePath is the page's section and mode in another store.
+func (l Layout) SwitchStorePath(storeID string) string { return storePath(storeID, l.Mode, l.Section) }
+
+// Current is "page" when section is the page's (for aria-current), else "".
+func (l Layout) Current(section string) string {
+	if l.Section == section || section != "" && strings.HasPrefix(l.Section, section+"/") {
+		return "page"
+	}
+	return ""
+}

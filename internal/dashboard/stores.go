@@ -1,0 +1,122 @@
+package dashboard
+
+import (
+	"net/http"
+
+	"github.com/checkoutd/checkoutd/checkout"
+)
+
+// storeForm is the store form's values and its errors by field.
+type storeForm struct {
+	Name, Currency, Website, StatementDescriptor string
+	Errors                                       map[string]string
+}
+
+func readStoreForm(r *http.Request) storeForm {
+	return storeForm{Name: r.PostFormValue("name"), Currency: r.PostFormValue("currency"),
+		Website: r.PostFormValue("website"), StatementDescriptor: r.PostFormValue("statement_descriptor")}
+}
+
+func (f storeForm) params() checkout.MerchantParams {
+	return checkout.MerchantParams{Name: f.Name, Currency: f.Currency, Website: f.Website, StatementDescriptor: f.StatementDescriptor}
+}
+
+type storeFormView struct {
+	Layout
+	Form  storeForm
+	Saved bool
+}
+
+type storeHomeView struct {
+	Layout
+	BaseURL string
+}
+
+// HandleNewStorePage serves GET /dashboard/stores/new.
+func (d *Dashboard) HandleNewStorePage() http.Handler {
+	return d.page(func(w http.ResponseWriter, r *http.Request, u *user) {
+		d.render(w, r, http.StatusOK, "store-new", storeFormView{Layout: d.layout("Create a store", u), Form: storeForm{Currency: "USD"}})
+	})
+}
+
+// HandleNewStore serves POST /dashboard/stores/new: the account creates a
+// store and becomes its member, then lands on its home in test mode.
+func (d *Dashboard) HandleNewStore() http.Handler {
+	return d.action(func(w http.ResponseWriter, r *http.Request, u *user) {
+		f := readStoreForm(r)
+		m, err := d.svc.CreateStore(r.Context(), u.account.ID, f.params())
+		if errs, ok := fieldErrors(err); ok {
+			f.Errors = errs
+			d.render(w, r, http.StatusBadRequest, "store-new", storeFormView{Layout: d.layout("Create a store", u), Form: f})
+			return
+		}
+		if err != nil {
+			d.fail(w, r, err)
+			return
+		}
+		http.Redirect(w, r, storePath(m.ID, checkout.ModeTest, ""), http.StatusSeeOther)
+	})
+}
+
+// HandleStoreRoot serves GET /dashboard/stores/{store}/: a store's pages
+// start in test mode.
+func (d *Dashboard) HandleStoreRoot() http.Handler {
+	return d.page(func(w http.ResponseWriter, r *http.Request, u *user) {
+		http.Redirect(w, r, storePath(r.PathValue("store"), checkout.ModeTest, ""), http.StatusSeeOther)
+	})
+}
+
+// HandleStoreHome serves GET /dashboard/stores/{store}/{mode}/: the store
+// with the first steps of an integration.
+func (d *Dashboard) HandleStoreHome() http.Handler {
+	return d.storePage(func(w http.ResponseWriter, r *http.Request, s *scope) {
+		d.render(w, r, http.StatusOK, "store-home", storeHomeView{Layout: s.layout(s.store.Name, ""), BaseURL: d.baseURL})
+	})
+}
+
+// HandleStoreSettingsPage serves GET /dashboard/stores/{store}/{mode}/settings.
+func (d *Dashboard) HandleStoreSettingsPage() http.Handler {
+	return d.storePage(func(w http.ResponseWriter, r *http.Request, s *scope) {
+		m := s.store
+		d.render(w, r, http.StatusOK, "store-settings", storeFormView{Layout: s.layout("Store settings", "settings"),
+			Form:  storeForm{Name: m.Name, Currency: m.Currency, Website: m.Website, StatementDescriptor: m.StatementDescriptor},
+			Saved: r.URL.Query().Get("saved") == "1"})
+	})
+}
+
+// HandleStoreSettings serves POST /dashboard/stores/{store}/{mode}/settings.
+func (d *Dashboard) HandleStoreSettings() http.Handler {
+	return d.storeAction(func(w http.ResponseWriter, r *http.Request, s *scope) {
+		f := readStoreForm(r)
+		m, err := d.svc.UpdateStore(r.Context(), s.account.ID, s.store.ID, f.params())
+		if errs, ok := fieldErrors(err); ok {
+			f.Errors = errs
+			d.render(w, r, http.StatusBadRequest, "store-settings", storeFormView{Layout: s.layout("Store settings", "settings"), Form: f})
+			return
+		}
+		if err != nil {
+			d.fail(w, r, err)
+			return
+		}
+		http.Redirect(w, r, storePath(m.ID, s.mode, "settings")+"?saved=1", http.StatusSeeOther)
+	})
+}
+
+// fieldErrors returns a validation error's messages by field, as
+// sentences; false for any other error.
+func fieldErrors(err error) (map[string]string, bool) {
+	ce, ok := err.(*checkout.Error)
+	if !ok || ce.Code != checkout.EValidationFailed {
+		return nil, false
+	}
+	errs := map[string]string{}
+	for _, v := range ce.Details {
+		if _, dup := errs[v.Param]; !dup {
+			errs[v.Param] = sentence(v.Message)
+		}
+	}
+	if len(ce.Details) == 0 {
+		errs[ce.Param] = sentence(ce.Message)
+	}
+	return errs, true
+}
