@@ -91,7 +91,7 @@ func New(svc *service.Service, baseURL string, log *slog.Logger) *Dashboard {
 		d.preauthCookie = "__Host-" + d.preauthCookie
 	}
 	d.tmpl = template.Must(template.New("dashboard").Funcs(template.FuncMap{
-		"asset": func(name string) string { return "/dashboard/assets/" + name + "?v=" + assets[name].version },
+		"asset":    func(name string) string { return "/dashboard/assets/" + name + "?v=" + assets[name].version },
 		"copyable": func(id, value string) copyable { return copyable{ID: id, Value: value} },
 	}).ParseFS(templateFS, "templates/*.html"))
 	d.cop.SetDenyHandler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
