@@ -54,6 +54,7 @@ var AllPermissions = []Permission{PermCheckoutsRead, PermCheckoutsWrite}
 // kept; the secret itself is shown once, when the key is made.
 type APIKey struct {
 	ID          string
+	Name        string // what the key is for; "" for keys made before names
 	MerchantID  string
 	Mode        Mode
 	Type        KeyType
@@ -76,8 +77,14 @@ func (k *APIKey) Allows(perm Permission) bool {
 // Revoked reports whether the key has been revoked.
 func (k *APIKey) Revoked() bool { return k.RevokedAt != nil }
 
+// MaxAPIKeyNameLen bounds a key's name, in characters.
+const MaxAPIKeyNameLen = 100
+
 // APIKeyParams are the inputs to NewAPIKey.
 type APIKeyParams struct {
+	// Name says what the key is for: at most MaxAPIKeyNameLen characters,
+	// may be empty.
+	Name        string
 	MerchantID  string
 	Mode        Mode
 	Type        KeyType
@@ -88,6 +95,8 @@ type APIKeyParams struct {
 // returned only here; the key keeps only its hash.
 func NewAPIKey(p APIKeyParams, now time.Time) (*APIKey, string, error) {
 	var v violations
+	name := strings.TrimSpace(p.Name)
+	v.checkText("name", name, 0, MaxAPIKeyNameLen, false)
 	if !ValidStoreID(p.MerchantID) {
 		v.add("invalid_format", "store", "store must be a store id (a uuid).")
 	}
@@ -123,6 +132,7 @@ func NewAPIKey(p APIKeyParams, now time.Time) (*APIKey, string, error) {
 	secret := "ck_" + string(p.Mode) + "_" + kind + "_" + NewSecret()
 	return &APIKey{
 		ID:          NewAPIKeyID(),
+		Name:        name,
 		MerchantID:  p.MerchantID,
 		Mode:        p.Mode,
 		Type:        p.Type,

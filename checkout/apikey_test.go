@@ -86,6 +86,10 @@ func TestNewAPIKeyInvalid(t *testing.T) {
 		{"no permissions", checkout.APIKeyParams{MerchantID: storeID, Mode: checkout.ModeTest, Type: checkout.KeyBearer}, []string{"required permissions"}},
 		{"unknown permission", checkout.APIKeyParams{MerchantID: storeID, Mode: checkout.ModeTest, Type: checkout.KeyBearer,
 			Permissions: []checkout.Permission{checkout.PermCheckoutsRead, "refunds:write"}}, []string{"invalid_value permissions"}},
+		{"name too long", checkout.APIKeyParams{Name: strings.Repeat("é", checkout.MaxAPIKeyNameLen+1), MerchantID: storeID, Mode: checkout.ModeTest,
+			Type: checkout.KeyBearer, Permissions: write}, []string{"too_long name"}},
+		{"name with a control character", checkout.APIKeyParams{Name: "web\nshop", MerchantID: storeID, Mode: checkout.ModeTest,
+			Type: checkout.KeyBearer, Permissions: write}, []string{"invalid_characters name"}},
 		{"everything", checkout.APIKeyParams{}, []string{"invalid_format store", "invalid_value mode", "invalid_value type", "required permissions"}},
 	}
 	for _, tt := range tests {
@@ -99,6 +103,17 @@ func TestNewAPIKeyInvalid(t *testing.T) {
 		}
 		if got := problems(err); !reflect.DeepEqual(got, tt.problems) {
 			t.Errorf("%s: NewAPIKey(%+v) problems = %q; want %q", tt.name, tt.p, got, tt.problems)
+		}
+	}
+}
+
+// A name is optional, trimmed, and may be as long as the limit.
+func TestNewAPIKeyName(t *testing.T) {
+	for name, want := range map[string]string{"": "", "  Web shop  ": "Web shop", strings.Repeat("é", checkout.MaxAPIKeyNameLen): strings.Repeat("é", checkout.MaxAPIKeyNameLen)} {
+		k, _, err := checkout.NewAPIKey(checkout.APIKeyParams{Name: name, MerchantID: storeID, Mode: checkout.ModeTest, Type: checkout.KeyBearer,
+			Permissions: []checkout.Permission{checkout.PermCheckoutsWrite}}, t0)
+		if err != nil || k.Name != want {
+			t.Errorf("NewAPIKey(name %q) = %+v, %v; want the name %q", name, k, err, want)
 		}
 	}
 }

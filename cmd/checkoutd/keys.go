@@ -22,6 +22,7 @@ func keysCmd(ctx context.Context, e env, args []string) error {
 type keyJSON struct {
 	ID          string   `json:"id"`
 	Object      string   `json:"object"`
+	Name        string   `json:"name"`
 	StoreID     string   `json:"store_id"`
 	Mode        string   `json:"mode"`
 	Type        string   `json:"type"`
@@ -38,7 +39,7 @@ func toKeyJSON(k *checkout.APIKey, secret string) keyJSON {
 		perms[i] = string(p)
 	}
 	j := keyJSON{
-		ID: k.ID, Object: "api_key", StoreID: k.MerchantID, Mode: string(k.Mode), Type: string(k.Type),
+		ID: k.ID, Object: "api_key", Name: k.Name, StoreID: k.MerchantID, Mode: string(k.Mode), Type: string(k.Type),
 		Permissions: perms, Secret: secret, SecretHint: "..." + k.SecretHint, CreatedAt: k.CreatedAt.Unix(),
 	}
 	if k.RevokedAt != nil {
@@ -49,8 +50,9 @@ func toKeyJSON(k *checkout.APIKey, secret string) keyJSON {
 }
 
 func keysCreate(ctx context.Context, e env, args []string) error {
-	a := newAdmin(e, "keys create", "keys create --store ID --mode test|live --type bearer --permissions checkouts:write[,checkouts:read] [--json]")
-	var store, mode, typ, perms string
+	a := newAdmin(e, "keys create", "keys create --store ID --mode test|live [--name NAME] --type bearer --permissions checkouts:write[,checkouts:read] [--json]")
+	var store, mode, typ, perms, name string
+	a.fs.StringVar(&name, "name", "", "what the key is for, shown in lists (at most 100 characters)")
 	a.fs.StringVar(&store, "store", "", "the store the key belongs to (required)")
 	a.fs.StringVar(&mode, "mode", "test", "test or live")
 	a.fs.StringVar(&typ, "type", "bearer", "bearer, the only type the API accepts")
@@ -60,6 +62,7 @@ func keysCreate(ctx context.Context, e env, args []string) error {
 			return usageError{fmt.Sprintf("--type %q is not available: use bearer", typ)}
 		}
 		k, secret, err := svc.CreateAPIKey(ctx, checkout.APIKeyParams{
+			Name:        name,
 			MerchantID:  store,
 			Mode:        checkout.Mode(mode),
 			Type:        checkout.KeyType(typ),
@@ -123,8 +126,8 @@ func keysRevoke(ctx context.Context, e env, args []string) error {
 }
 
 func printKey(w io.Writer, k *checkout.APIKey) {
-	fmt.Fprintf(w, "id:\t%s\nstore:\t%s\nmode:\t%s\ntype:\t%s\npermissions:\t%s\n",
-		k.ID, k.MerchantID, k.Mode, k.Type, checkout.JoinPermissions(k.Permissions))
+	fmt.Fprintf(w, "id:\t%s\nname:\t%s\nstore:\t%s\nmode:\t%s\ntype:\t%s\npermissions:\t%s\n",
+		k.ID, k.Name, k.MerchantID, k.Mode, k.Type, checkout.JoinPermissions(k.Permissions))
 	if k.RevokedAt != nil {
 		fmt.Fprintf(w, "revoked:\t%s\n", k.RevokedAt.UTC().Format(time.RFC3339))
 	}

@@ -43,7 +43,7 @@ type env struct {
 func newEnv(t *testing.T, db *store.DB, baseURL string) *env {
 	t.Helper()
 	clk := clock.NewFake(t0)
-	a := app.New(app.Config{Store: db, Logger: logtest.Logger(t), Now: clk.Now, BaseURL: baseURL, CheckoutBaseURL: baseURL})
+	a := app.New(app.Config{Store: db, Logger: logtest.Logger(t), Now: clk.Now, CacheNow: clk.Now, BaseURL: baseURL, CheckoutBaseURL: baseURL})
 	t.Cleanup(a.Close)
 	srv := httptest.NewServer(a.Handler)
 	t.Cleanup(srv.Close)

@@ -48,6 +48,10 @@ func addRoutes(r *router, d Deps) {
 	r.handle("GET /dashboard/stores/{store}/{mode}/{$}", db.HandleStoreHome())
 	r.handle("GET /dashboard/stores/{store}/{mode}/settings", db.HandleStoreSettingsPage())
 	r.handle("POST /dashboard/stores/{store}/{mode}/settings", db.HandleStoreSettings())
+	r.handle("GET /dashboard/stores/{store}/{mode}/developers/keys", db.HandleKeys())
+	r.handle("POST /dashboard/stores/{store}/{mode}/developers/keys", db.HandleCreateKey())
+	r.handle("GET /dashboard/stores/{store}/{mode}/developers/keys/{id}/revoke", db.HandleRevokeKeyPage())
+	r.handle("POST /dashboard/stores/{store}/{mode}/developers/keys/{id}/revoke", db.HandleRevokeKey())
 	r.handle("GET /dashboard/assets/{name}", db.HandleAsset())
 	r.handle("GET /dashboard/", db.HandleNotFound())
 

@@ -9,14 +9,14 @@ import (
 	"github.com/checkoutd/checkoutd/checkout"
 )
 
-const apiKeyColumns = `id, store_id, mode, type, permissions, secret_hash, secret_hint, created_at, revoked_at`
+const apiKeyColumns = `id, store_id, mode, type, permissions, secret_hash, secret_hint, created_at, revoked_at, name`
 
 func scanAPIKey(row scanner) (*checkout.APIKey, error) {
 	var k checkout.APIKey
 	var perms string
 	var created int64
 	var revoked sql.NullInt64
-	if err := row.Scan(&k.ID, &k.MerchantID, &k.Mode, &k.Type, &perms, &k.SecretHash, &k.SecretHint, &created, &revoked); err != nil {
+	if err := row.Scan(&k.ID, &k.MerchantID, &k.Mode, &k.Type, &perms, &k.SecretHash, &k.SecretHint, &created, &revoked, &k.Name); err != nil {
 		return nil, err
 	}
 	k.Permissions = checkout.ParsePermissions(perms)
@@ -54,8 +54,8 @@ func (db *DB) APIKeyList(ctx context.Context, merchantID string) ([]*checkout.AP
 
 // APIKeyInsert stores a new key.
 func (tx *Tx) APIKeyInsert(ctx context.Context, k *checkout.APIKey) error {
-	_, err := tx.exec(ctx, `INSERT INTO api_keys (`+apiKeyColumns+`) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, NULL)`,
-		k.ID, k.MerchantID, string(k.Mode), string(k.Type), checkout.JoinPermissions(k.Permissions), k.SecretHash, k.SecretHint, k.CreatedAt.Unix())
+	_, err := tx.exec(ctx, `INSERT INTO api_keys (`+apiKeyColumns+`) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, NULL, $9)`,
+		k.ID, k.MerchantID, string(k.Mode), string(k.Type), checkout.JoinPermissions(k.Permissions), k.SecretHash, k.SecretHint, k.CreatedAt.Unix(), k.Name)
 	return tx.db.translate(err)
 }
 

@@ -72,6 +72,7 @@ func TestMigrateCryptoTxHash(t *testing.T) {
 			}
 			// (Each migration after 4 is undone here too.)
 			for _, q := range []string{
+				`ALTER TABLE api_keys DROP COLUMN name`,
 				`DROP TABLE setup_tokens`,
 				`DROP TABLE dashboard_sessions`,
 				`DROP TABLE memberships`,

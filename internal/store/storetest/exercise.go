@@ -243,7 +243,7 @@ func testAPIKeyRoundTrip(t *testing.T, db *store.DB) {
 	ctx := context.Background()
 	m := newMerchant(t, db, "Acme", base)
 	for _, want := range []*checkout.APIKey{
-		{ID: checkout.NewAPIKeyID(), MerchantID: m.ID, Mode: checkout.ModeTest, Type: checkout.KeyBearer,
+		{ID: checkout.NewAPIKeyID(), Name: "Web shop 'ü' <b>", MerchantID: m.ID, Mode: checkout.ModeTest, Type: checkout.KeyBearer,
 			Permissions: []checkout.Permission{checkout.PermCheckoutsWrite}, SecretHash: checkout.HashSecret("a"), SecretHint: "wxyz", CreatedAt: base},
 		{ID: checkout.NewAPIKeyID(), MerchantID: m.ID, Mode: checkout.ModeLive, Type: checkout.KeyHMAC,
 			Permissions: []checkout.Permission{checkout.PermCheckoutsRead, checkout.PermCheckoutsWrite}, SecretHash: checkout.HashSecret("b"),
