@@ -87,6 +87,10 @@ func TestNewAPIKeyInvalid(t *testing.T) {
 		{"unknown permission", checkout.APIKeyParams{MerchantID: storeID, Mode: checkout.ModeTest, Type: checkout.KeyBearer,
 			Permissions: []checkout.Permission{checkout.PermCheckoutsRead, "refunds:write"}}, []string{"invalid_value permissions"}},
 		{"everything", checkout.APIKeyParams{}, []string{"invalid_format store", "invalid_value mode", "invalid_value type", "required permissions"}},
+		{"name too long", checkout.APIKeyParams{Name: strings.Repeat("é", checkout.MaxAPIKeyName+1), MerchantID: storeID, Mode: checkout.ModeTest,
+			Type: checkout.KeyBearer, Permissions: write}, []string{"too_long name"}},
+		{"name with a newline", checkout.APIKeyParams{Name: "Shop\nserver", MerchantID: storeID, Mode: checkout.ModeTest,
+			Type: checkout.KeyBearer, Permissions: write}, []string{"invalid_characters name"}},
 	}
 	for _, tt := range tests {
 		k, secret, err := checkout.NewAPIKey(tt.p, t0)
@@ -99,6 +103,22 @@ func TestNewAPIKeyInvalid(t *testing.T) {
 		}
 		if got := problems(err); !reflect.DeepEqual(got, tt.problems) {
 			t.Errorf("%s: NewAPIKey(%+v) problems = %q; want %q", tt.name, tt.p, got, tt.problems)
+		}
+	}
+}
+
+// A key's name is optional and trimmed; MaxAPIKeyName characters pass.
+func TestNewAPIKeyName(t *testing.T) {
+	for _, tt := range []struct{ name, want string }{
+		{"", ""},
+		{"   ", ""},
+		{"  Production server ", "Production server"},
+		{strings.Repeat("é", checkout.MaxAPIKeyName), strings.Repeat("é", checkout.MaxAPIKeyName)},
+	} {
+		k, _, err := checkout.NewAPIKey(checkout.APIKeyParams{Name: tt.name, MerchantID: storeID, Mode: checkout.ModeTest,
+			Type: checkout.KeyBearer, Permissions: []checkout.Permission{checkout.PermCheckoutsRead}}, t0)
+		if err != nil || k.Name != tt.want {
+			t.Errorf("NewAPIKey(name %q) = %v, %v; want name %q", tt.name, k, err, tt.want)
 		}
 	}
 }
