@@ -53,8 +53,10 @@ var AllPermissions = []Permission{PermCheckoutsRead, PermCheckoutsWrite}
 // APIKey is a merchant's credential for the API. Only a hash of its secret is
 // kept; the secret itself is shown once, when the key is made.
 type APIKey struct {
-	ID          string
-	Name        string // what the key is for; "" for keys made before names
+	ID string
+	// Name tells a store's keys apart ("Production server"); "" when the
+	// key was made without one.
+	Name        string
 	MerchantID  string
 	Mode        Mode
 	Type        KeyType
@@ -63,7 +65,18 @@ type APIKey struct {
 	SecretHint  string // the secret's last four characters, to recognise it
 	CreatedAt   time.Time
 	RevokedAt   *time.Time
+	// LastUsedAt is when the key last authenticated an API request, to
+	// within APIKeyUseGranularity; nil when it never has.
+	LastUsedAt *time.Time
 }
+
+// APIKeyUseGranularity is how precise APIKey.LastUsedAt is: it is written
+// at most once per this long per key, so that a busy key costs a write a
+// minute rather than one per request.
+const APIKeyUseGranularity = time.Minute
+
+// MaxAPIKeyName is the most characters a key's name may have.
+const MaxAPIKeyName = 100
 
 // Allows reports whether the key carries perm; checkouts:write includes
 // checkouts:read.
@@ -77,14 +90,9 @@ func (k *APIKey) Allows(perm Permission) bool {
 // Revoked reports whether the key has been revoked.
 func (k *APIKey) Revoked() bool { return k.RevokedAt != nil }
 
-// MaxAPIKeyNameLen bounds a key's name, in characters.
-const MaxAPIKeyNameLen = 100
-
 // APIKeyParams are the inputs to NewAPIKey.
 type APIKeyParams struct {
-	// Name says what the key is for: at most MaxAPIKeyNameLen characters,
-	// may be empty.
-	Name        string
+	Name        string // optional; trimmed, at most MaxAPIKeyName characters
 	MerchantID  string
 	Mode        Mode
 	Type        KeyType
@@ -96,7 +104,9 @@ type APIKeyParams struct {
 func NewAPIKey(p APIKeyParams, now time.Time) (*APIKey, string, error) {
 	var v violations
 	name := strings.TrimSpace(p.Name)
-	v.checkText("name", name, 0, MaxAPIKeyNameLen, false)
+	if name != "" {
+		v.checkText("name", name, 1, MaxAPIKeyName, false)
+	}
 	if !ValidStoreID(p.MerchantID) {
 		v.add("invalid_format", "store", "store must be a store id (a uuid).")
 	}

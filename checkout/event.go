@@ -84,3 +84,20 @@ func (e *Event) MarshalJSON() ([]byte, error) {
 		Data:       eventData{Object: e.Object},
 	})
 }
+
+// Payload is the JSON body of e's webhook deliveries, byte for byte: the
+// dispatcher sends json.Marshal(e), whose data.object is Object as stored
+// when the event happened, never re-encoded from a newer state.
+func (e *Event) Payload() ([]byte, error) { return json.Marshal(e) }
+
+// ObjectID is the id of the object the event is about (data.object.id):
+// a session's or payment's id; "" when the object has none.
+func (e *Event) ObjectID() string {
+	var o struct {
+		ID string `json:"id"`
+	}
+	if json.Unmarshal(e.Object, &o) != nil {
+		return ""
+	}
+	return o.ID
+}

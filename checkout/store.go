@@ -68,7 +68,8 @@ type Store interface {
 	// IdempotencyPurge deletes records created before t.
 	IdempotencyPurge(ctx context.Context, before time.Time) (int64, error)
 
-	// EventList returns a store's events of one mode, newest first.
+	// EventList returns at most p.Limit events of p's store and mode, newest
+	// first, after p.After and matching every filter of p.
 	EventList(ctx context.Context, p EventListParams) ([]*Event, error)
 	// EventGet fails with not_found when there is no such event.
 	EventGet(ctx context.Context, id string) (*Event, error)
@@ -85,6 +86,10 @@ type Store interface {
 	DeliveryGet(ctx context.Context, id string) (*Delivery, error)
 	// DeliveryList returns an endpoint's deliveries, newest first.
 	DeliveryList(ctx context.Context, p DeliveryListParams) ([]*Delivery, error)
+	// DeliveryListLatest returns, for each of the events, the latest
+	// delivery of it to each endpoint (a resend is a later delivery), in
+	// one query: what a page of events shows of their deliveries. No order.
+	DeliveryListLatest(ctx context.Context, eventIDs []string) ([]*Delivery, error)
 	// AttemptList returns a delivery's attempts in order.
 	AttemptList(ctx context.Context, deliveryID string) ([]*Attempt, error)
 	// DeliveryCountPending counts the pending deliveries of every store: the
@@ -92,9 +97,15 @@ type Store interface {
 	DeliveryCountPending(ctx context.Context, now time.Time) (PendingDeliveries, error)
 
 	// RequestLogInsert writes a batch of request logs in one transaction.
+	// In the same transaction it sets the LastUsedAt of each key of the
+	// batch to its latest log's time, unless that is less than a minute
+	// after the time already stored (APIKeyUseGranularity): a busy key costs
+	// one write a minute, not one per request.
 	RequestLogInsert(ctx context.Context, logs []*RequestLog) error
 	// RequestLogGet fails with not_found when there is no such log.
 	RequestLogGet(ctx context.Context, requestID string) (*RequestLog, error)
+	// RequestLogList returns at most p.Limit logs of p's store and mode,
+	// newest first, after p.After and matching every filter of p.
 	RequestLogList(ctx context.Context, p RequestLogListParams) ([]*RequestLog, error)
 	// RequestLogPurge deletes logs created before t.
 	RequestLogPurge(ctx context.Context, before time.Time) (int64, error)
@@ -254,18 +265,34 @@ type RequestLog struct {
 const Retention = 30 * 24 * time.Hour
 
 // RequestLogListParams selects request logs of one store and mode, newest
-// first, before an optional cursor.
+// first by (CreatedAt, RequestID), with optional filters that all apply.
 type RequestLogListParams struct {
 	MerchantID string
 	Mode       Mode
-	Before     time.Time // zero for the newest
-	Limit      int
+	// StatusClass is 2, 4 or 5 for the 2xx, 4xx or 5xx statuses; 0 for all.
+	StatusClass int
+	Method      string // "" for every method
+	Path        string // the exact path as logged; "" for every path
+	APIKeyID    string // "" for every key
+	// From and To bound CreatedAt to [From, To); a zero bound is open.
+	From, To time.Time
+	// After is the position the page starts after; zero for the newest.
+	After Cursor
+	Limit int // 50 when 0
 }
 
-// EventListParams selects events of one store and mode, newest first.
+// EventListParams selects events of one store and mode, newest first by
+// (CreatedAt, the order they were stored in), with optional filters.
 type EventListParams struct {
 	MerchantID string
 	Mode       Mode
 	Type       string // "" for all
-	Limit      int
+	// From and To bound CreatedAt to [From, To); a zero bound is open. Event
+	// times are whole seconds: a bound with a fraction counts from the next
+	// second.
+	From, To time.Time
+	// After is the position the page starts after (CreatedAt and the id of
+	// the last event of the previous page); zero for the newest.
+	After Cursor
+	Limit int // 100 when 0
 }

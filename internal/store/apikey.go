@@ -4,24 +4,27 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"maps"
+	"slices"
 	"time"
 
 	"github.com/checkoutd/checkoutd/checkout"
 )
 
-const apiKeyColumns = `id, store_id, mode, type, permissions, secret_hash, secret_hint, created_at, revoked_at, name`
+const apiKeyColumns = `id, name, store_id, mode, type, permissions, secret_hash, secret_hint, created_at, revoked_at, last_used_at`
 
 func scanAPIKey(row scanner) (*checkout.APIKey, error) {
 	var k checkout.APIKey
 	var perms string
 	var created int64
-	var revoked sql.NullInt64
-	if err := row.Scan(&k.ID, &k.MerchantID, &k.Mode, &k.Type, &perms, &k.SecretHash, &k.SecretHint, &created, &revoked, &k.Name); err != nil {
+	var revoked, used sql.NullInt64
+	if err := row.Scan(&k.ID, &k.Name, &k.MerchantID, &k.Mode, &k.Type, &perms, &k.SecretHash, &k.SecretHint, &created, &revoked, &used); err != nil {
 		return nil, err
 	}
 	k.Permissions = checkout.ParsePermissions(perms)
 	k.CreatedAt = time.Unix(created, 0)
 	k.RevokedAt = timePtr(revoked)
+	k.LastUsedAt = timePtr(used)
 	return &k, nil
 }
 
@@ -54,8 +57,8 @@ func (db *DB) APIKeyList(ctx context.Context, merchantID string) ([]*checkout.AP
 
 // APIKeyInsert stores a new key.
 func (tx *Tx) APIKeyInsert(ctx context.Context, k *checkout.APIKey) error {
-	_, err := tx.exec(ctx, `INSERT INTO api_keys (`+apiKeyColumns+`) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, NULL, $9)`,
-		k.ID, k.MerchantID, string(k.Mode), string(k.Type), checkout.JoinPermissions(k.Permissions), k.SecretHash, k.SecretHint, k.CreatedAt.Unix(), k.Name)
+	_, err := tx.exec(ctx, `INSERT INTO api_keys (`+apiKeyColumns+`) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, NULL, NULL)`,
+		k.ID, k.Name, k.MerchantID, string(k.Mode), string(k.Type), checkout.JoinPermissions(k.Permissions), k.SecretHash, k.SecretHint, k.CreatedAt.Unix())
 	return tx.db.translate(err)
 }
 
@@ -67,6 +70,29 @@ func (tx *Tx) APIKeyRevoke(ctx context.Context, id string, t time.Time) error {
 	}
 	if n, _ := res.RowsAffected(); n == 0 {
 		return checkout.Errorf(checkout.ENotFound, "No such API key: %s.", id)
+	}
+	return nil
+}
+
+// apiKeysUsed sets the last use of each key of logs to its latest log's
+// time, in tx, where that is at least checkout.APIKeyUseGranularity after the
+// time stored: a key used all day is written once a minute, by whichever
+// node's batch comes first, however many nodes serve it. Keys go in id
+// order, so that two batches updating the same keys at once on PostgreSQL
+// lock them in one order and cannot deadlock.
+func (tx *Tx) apiKeysUsed(ctx context.Context, logs []*checkout.RequestLog) error {
+	latest := map[string]int64{}
+	for _, l := range logs {
+		if t := l.CreatedAt.Unix(); t > latest[l.APIKeyID] {
+			latest[l.APIKeyID] = t
+		}
+	}
+	grain := int64(checkout.APIKeyUseGranularity / time.Second)
+	for _, id := range slices.Sorted(maps.Keys(latest)) {
+		if _, err := tx.exec(ctx, `UPDATE api_keys SET last_used_at = $2
+			WHERE id = $1 AND (last_used_at IS NULL OR last_used_at <= $3)`, id, latest[id], latest[id]-grain); err != nil {
+			return err
+		}
 	}
 	return nil
 }

@@ -295,17 +295,12 @@ func (tx *Tx) deliveryRecord(ctx context.Context, owner string, a *checkout.Atte
 
 // EventGet returns an event by id.
 func (db *DB) EventGet(ctx context.Context, id string) (*checkout.Event, error) {
-	var e checkout.Event
-	var created int64
-	var data string
-	err := db.readRow(ctx, `SELECT id, store_id, mode, type, created_at, data FROM events WHERE id = $1`, id).
-		Scan(&e.ID, &e.MerchantID, &e.Mode, &e.Type, &created, &data)
+	e, err := scanEvent(db.readRow(ctx, `SELECT id, store_id, mode, type, created_at, data FROM events WHERE id = $1`, id))
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, checkout.Errorf(checkout.ENotFound, "No such event: %s.", id)
 	}
 	if err != nil {
 		return nil, db.translate(err)
 	}
-	e.CreatedAt, e.Object = time.Unix(created, 0), []byte(data)
-	return &e, nil
+	return e, nil
 }

@@ -72,7 +72,17 @@ func TestMigrateCryptoTxHash(t *testing.T) {
 			}
 			// (Each migration after 4 is undone here too.)
 			for _, q := range []string{
+				`ALTER TABLE api_keys DROP COLUMN last_used_at`,
 				`ALTER TABLE api_keys DROP COLUMN name`,
+				`DROP INDEX events_type`,
+				`DROP INDEX events_list`,
+				`CREATE INDEX events_store ON events (store_id, mode, seq)`,
+				`DROP INDEX request_logs_key`,
+				`DROP INDEX request_logs_path`,
+				`DROP INDEX request_logs_method`,
+				`DROP INDEX request_logs_class`,
+				`DROP INDEX request_logs_list`,
+				`CREATE INDEX request_logs_store ON request_logs (store_id, mode, created_at_ms)`,
 				`DROP TABLE setup_tokens`,
 				`DROP TABLE dashboard_sessions`,
 				`DROP TABLE memberships`,

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -62,7 +63,7 @@ func (db *DB) RequestLogInsert(ctx context.Context, logs []*checkout.RequestLog)
 				return err
 			}
 		}
-		return nil
+		return tx.apiKeysUsed(ctx, logs)
 	})
 }
 
@@ -75,19 +76,59 @@ func (db *DB) RequestLogGet(ctx context.Context, requestID string) (*checkout.Re
 	return l, db.translate(err)
 }
 
-// RequestLogList returns a store's logs of one mode, newest first.
+// RequestLogList returns a page of a store's logs of one mode, newest
+// first, with p's filters. Each filter is served by an index of migration
+// 0011 that starts with the scope and the filter's column and ends with
+// the order (created_at_ms, request_id), so the page is read off it in
+// order and the query stops at the limit:
+//
+//	no filter, dates only   request_logs_list   (store_id, mode, created_at_ms, request_id)
+//	StatusClass             request_logs_class  (store_id, mode, status / 100, ...)
+//	Method                  request_logs_method (store_id, mode, method, ...)
+//	Path                    request_logs_path   (store_id, mode, path, ...)
+//	APIKeyID                request_logs_key    (store_id, mode, api_key_id, ...)
+//
+// With several filters the database picks one of their indexes and checks
+// the others on the rows it reads. bench -lists checks the plans' speed at
+// a million rows; EXPLAIN QUERY PLAN (SQLite) and EXPLAIN (PostgreSQL) of
+// these queries show a search of the index above, with no sort step.
 func (db *DB) RequestLogList(ctx context.Context, p checkout.RequestLogListParams) ([]*checkout.RequestLog, error) {
 	limit := p.Limit
 	if limit <= 0 {
 		limit = 50
 	}
-	before := int64(1<<62 - 1)
-	if !p.Before.IsZero() {
-		before = p.Before.UnixMilli()
+	var w where
+	w.add("store_id = ?", p.MerchantID)
+	w.add("mode = ?", string(p.Mode))
+	if p.StatusClass != 0 {
+		// Written as in the index request_logs_class, which SQLite matches
+		// by the expression's form.
+		w.add("status / 100 = ?", p.StatusClass)
 	}
-	rows, err := db.readRows(ctx, `SELECT `+requestLogColumns+` FROM request_logs
-		WHERE store_id = $1 AND mode = $2 AND created_at_ms < $3
-		ORDER BY created_at_ms DESC, request_id DESC LIMIT $4`, p.MerchantID, string(p.Mode), before, limit)
+	if p.Method != "" {
+		w.add("method = ?", p.Method)
+	}
+	if p.Path != "" {
+		w.add("path = ?", p.Path)
+	}
+	if p.APIKeyID != "" {
+		w.add("api_key_id = ?", p.APIKeyID)
+	}
+	if !p.From.IsZero() {
+		w.add("created_at_ms >= ?", p.From.UnixMilli())
+	}
+	if !p.To.IsZero() {
+		w.add("created_at_ms < ?", p.To.UnixMilli())
+	}
+	if !p.After.IsZero() {
+		// The keyset: (created_at_ms, request_id) < (At, ID), written so
+		// that its first part bounds the index range on either database.
+		at := p.After.At.UnixMilli()
+		w.add("created_at_ms <= ?", at)
+		w.add("(created_at_ms < ? OR request_id < ?)", at, p.After.ID)
+	}
+	rows, err := db.readRows(ctx, `SELECT `+requestLogColumns+` FROM request_logs WHERE `+w.sql(db.dialect)+
+		` ORDER BY created_at_ms DESC, request_id DESC LIMIT `+strconv.Itoa(limit), w.args...)
 	if err != nil {
 		return nil, db.translate(err)
 	}
