@@ -94,8 +94,6 @@ func New(svc *service.Service, baseURL string, log *slog.Logger) *Dashboard {
 		"asset":    func(name string) string { return "/dashboard/assets/" + name + "?v=" + assets[name].version },
 		"copyable": func(id, value string) copyable { return copyable{ID: id, Value: value} },
 		"baseURL":  func() string { return d.baseURL },
-		// lastUsed is when a key was last used; zero until keys record it.
-		"lastUsed": func(k *checkout.APIKey) time.Time { return time.Time{} },
 	}).ParseFS(templateFS, "templates/*.html"))
 	d.cop.SetDenyHandler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		d.renderError(w, r, http.StatusForbidden, "This form was sent from another site, so it was not accepted.")

@@ -116,10 +116,7 @@ func (d *Dashboard) HandleRevokeKeyPage() http.Handler {
 // HandleRevokeKey serves POST .../developers/keys/{id}/revoke.
 func (d *Dashboard) HandleRevokeKey() http.Handler {
 	return d.storeAction(func(w http.ResponseWriter, r *http.Request, s *scope) {
-		k, err := d.keyIn(r, s, r.PathValue("id"))
-		if err == nil {
-			_, err = d.svc.RevokeAPIKey(r.Context(), k.ID)
-		}
+		k, err := d.svc.RevokeAPIKeyIn(r.Context(), s.checkoutScope(), r.PathValue("id"))
 		if err != nil {
 			d.failOrNotFound(w, r, s, err)
 			return
@@ -130,13 +127,9 @@ func (d *Dashboard) HandleRevokeKey() http.Handler {
 
 // keysIn returns the keys of the scope's store and mode, newest first.
 func (d *Dashboard) keysIn(r *http.Request, s *scope) ([]*checkout.APIKey, error) {
-	all, err := d.svc.Store().APIKeyList(r.Context(), s.store.ID)
-	if err != nil {
-		return nil, err
-	}
-	keys := slices.DeleteFunc(all, func(k *checkout.APIKey) bool { return k.Mode != s.mode })
+	keys, err := d.svc.ListAPIKeys(r.Context(), s.checkoutScope())
 	slices.Reverse(keys)
-	return keys, nil
+	return keys, err
 }
 
 // keyIn returns a key of the scope's store and mode: not_found for any
