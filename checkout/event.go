@@ -28,6 +28,20 @@ var EventTypes = []string{
 	EventPaymentDisputed, EventPaymentDisputeClosed, EventWebhookTest,
 }
 
+// EventDescriptions says in a sentence when each type is sent (SPEC.md's
+// table), for the dashboard's event picker and lists.
+var EventDescriptions = map[string]string{
+	EventCheckoutCreated:      "A checkout session was created.",
+	EventCheckoutCompleted:    "A buyer paid a checkout session: the signal to fulfil the order.",
+	EventCheckoutExpired:      "A session ran out of time unpaid (sent when the service next looks at it).",
+	EventPaymentSucceeded:     "A payment went through.",
+	EventPaymentFailed:        "A payment attempt was declined or failed.",
+	EventPaymentRefunded:      "Part or all of a payment was refunded; check amount_refunded.",
+	EventPaymentDisputed:      "A buyer opened a dispute.",
+	EventPaymentDisputeClosed: "A dispute was resolved.",
+	EventWebhookTest:          "Send test event was pressed in the dashboard; only that endpoint receives it.",
+}
+
 // Event reports a state change. It is stored in the same transaction as the
 // change (a transactional outbox) and delivered to webhook endpoints.
 type Event struct {

@@ -29,3 +29,14 @@ func TestEventPayload(t *testing.T) {
 		t.Errorf("ObjectID of an object without id = %q; want empty", id)
 	}
 }
+
+func TestEveryEventTypeIsDescribed(t *testing.T) {
+	for _, typ := range checkout.EventTypes {
+		if checkout.EventDescriptions[typ] == "" {
+			t.Errorf("event type %s has no description", typ)
+		}
+	}
+	if len(checkout.EventDescriptions) != len(checkout.EventTypes) {
+		t.Errorf("%d descriptions for %d types", len(checkout.EventDescriptions), len(checkout.EventTypes))
+	}
+}

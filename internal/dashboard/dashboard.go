@@ -91,9 +91,21 @@ func New(svc *service.Service, baseURL string, log *slog.Logger) *Dashboard {
 		d.preauthCookie = "__Host-" + d.preauthCookie
 	}
 	d.tmpl = template.Must(template.New("dashboard").Funcs(template.FuncMap{
-		"asset":    func(name string) string { return "/dashboard/assets/" + name + "?v=" + assets[name].version },
-		"copyable": func(id, value string) copyable { return copyable{ID: id, Value: value} },
-		"baseURL":  func() string { return d.baseURL },
+		"asset":       func(name string) string { return "/dashboard/assets/" + name + "?v=" + assets[name].version },
+		"copyable":    func(id, value string) copyable { return copyable{ID: id, Value: value} },
+		"baseURL":     func() string { return d.baseURL },
+		"list":        func(s ...string) []string { return s },
+		"statusClass": statusClass,
+		"millis": func(d time.Duration) string {
+			return strconv.FormatFloat(float64(d.Microseconds())/1000, 'f', 1, 64) + " ms"
+		},
+		"deliveryClass": deliveryClass,
+		"endpointLabel": func(eps map[string]*checkout.Endpoint, id string) string {
+			if ep := eps[id]; ep != nil {
+				return ep.URL
+			}
+			return id + " (deleted)"
+		},
 	}).ParseFS(templateFS, "templates/*.html"))
 	d.cop.SetDenyHandler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		d.renderError(w, r, http.StatusForbidden, "This form was sent from another site, so it was not accepted.")

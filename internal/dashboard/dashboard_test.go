@@ -35,6 +35,7 @@ type env struct {
 	db     *store.DB
 	clock  *clock.Fake
 	svc    *service.Service
+	app    *app.App
 	srv    *httptest.Server
 	https  bool
 	client *http.Client
@@ -47,7 +48,7 @@ func newEnv(t *testing.T, db *store.DB, baseURL string) *env {
 	t.Cleanup(a.Close)
 	srv := httptest.NewServer(a.Handler)
 	t.Cleanup(srv.Close)
-	return &env{t: t, db: db, clock: clk, svc: a.Service, srv: srv, https: strings.HasPrefix(baseURL, "https:"),
+	return &env{t: t, db: db, clock: clk, svc: a.Service, app: a, srv: srv, https: strings.HasPrefix(baseURL, "https:"),
 		client: &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}}
 }
 

@@ -52,6 +52,10 @@ func addRoutes(r *router, d Deps) {
 	r.handle("POST /dashboard/stores/{store}/{mode}/developers/keys", db.HandleCreateKey())
 	r.handle("GET /dashboard/stores/{store}/{mode}/developers/keys/{id}/revoke", db.HandleRevokeKeyPage())
 	r.handle("POST /dashboard/stores/{store}/{mode}/developers/keys/{id}/revoke", db.HandleRevokeKey())
+	r.handle("GET /dashboard/stores/{store}/{mode}/developers/events", db.HandleEvents())
+	r.handle("GET /dashboard/stores/{store}/{mode}/developers/events/{id}", db.HandleEvent())
+	r.handle("GET /dashboard/stores/{store}/{mode}/developers/logs", db.HandleLogs())
+	r.handle("GET /dashboard/stores/{store}/{mode}/developers/logs/{id}", db.HandleLog())
 	r.handle("GET /dashboard/assets/{name}", db.HandleAsset())
 	r.handle("GET /dashboard/", db.HandleNotFound())
 
