@@ -7,6 +7,11 @@
 // that uses it calls Run from its TestMain, which stops the browser when the
 // tests end.
 //
+// NewPage wraps a test's tab with the actions and checks the browser tests
+// share (Do, Poll, WaitFor, TextIs, TextHas, ValueIs, Screenshot; Eval and
+// Until), each bounded by WaitTimeout: they wait for what the page shows,
+// never for a time. A console error on a Page fails its test.
+//
 // The browser is the one CHECKOUTD_TEST_CHROMIUM names, else the first of
 // chromium, chromium-browser, google-chrome on PATH or at /usr/bin. Without
 // one the tests skip with a message saying how to install it, unless

@@ -14,7 +14,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
 	"image"
@@ -112,18 +111,17 @@ type browserEnv struct {
 	srv    *httptest.Server
 	store  *checkout.Merchant
 	secret string
-	tab    context.Context
-	// console gathers what the page wrote to the console: errors (a
-	// Content-Security-Policy violation among them) fail the test.
-	console *consoleLog
+	// Page is the buyer's tab: an error the page writes to the console
+	// (a Content-Security-Policy violation among them) fails the test.
+	*browsertest.Page
 }
 
 func newBrowserEnv(t *testing.T, db *store.DB) *browserEnv {
 	t.Helper()
-	tab := browsertest.Tab(t)
+	page := browsertest.NewPage(t)
 	clk := clock.NewFake(t0)
 	log := slog.New(web.LogHandler{Handler: logtest.Logger(t).Handler()})
-	e := &browserEnv{t: t, db: db, clk: clk, tab: tab}
+	e := &browserEnv{t: t, db: db, clk: clk, Page: page}
 	e.srv = httptest.NewUnstartedServer(nil)
 	a := app.New(app.Config{
 		Store: db, Logger: log, Now: clk.Now, CheckoutBaseURL: "http://" + e.srv.Listener.Addr().String(),
@@ -150,7 +148,6 @@ func newBrowserEnv(t *testing.T, db *store.DB) *browserEnv {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e.console = watchConsole(t, tab)
 	return e
 }
 
@@ -247,133 +244,12 @@ func (e *browserEnv) runJobs() {
 	}
 }
 
-// waitTimeout bounds each wait for the page: an action's steps, or a
-// condition to hold. It is generous, for a loaded machine makes the page slow,
-// not wrong; a wait whose condition holds ends as soon as it does.
-const waitTimeout = 30 * time.Second
-
-// do runs browser actions in the buyer's tab, within waitTimeout.
-func (e *browserEnv) do(steps ...chromedp.Action[chromedp.Void]) {
-	e.t.Helper()
-	ctx, cancel := context.WithTimeout(e.tab, waitTimeout)
-	defer cancel()
-	if err := chromedp.Do(ctx, steps...); err != nil {
-		e.t.Fatal(err)
-	}
-}
-
-// eval evaluates a JavaScript expression in the page, once: for what an
-// action has already settled (the element that has the focus after a key),
-// not for what the page does in its own time.
-func eval[T any](e *browserEnv, expr string) T {
-	e.t.Helper()
-	ctx, cancel := context.WithTimeout(e.tab, waitTimeout)
-	defer cancel()
-	v, err := chromedp.Run(ctx, chromedp.Evaluate[T](expr))
-	if err != nil {
-		e.t.Fatalf("evaluate %s: %v", expr, err)
-	}
-	return v
-}
-
-// poll waits until the JavaScript expression cond is true in a loaded page
-// (document.readyState "complete": parsed, the page's script set up), and
-// reports whether it came true within waitTimeout. The page evaluates cond
-// every 20 ms, with args[0], args[1]... standing for args (written into the
-// script as JSON); an exception counts as false. A navigation ends a poll
-// along with its document: poll starts again in the next one.
-func (e *browserEnv) poll(cond string, args ...any) (bool, error) {
-	if args == nil {
-		args = []any{}
-	}
-	js, err := json.Marshal(args)
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	fn := `() => { const args = ` + string(js) + `; try { return document.readyState === "complete" && !!(` + cond + `); } catch (e) { return false; } }`
-	deadline := time.Now().Add(waitTimeout)
-	ctx, cancel := context.WithDeadline(e.tab, deadline)
-	defer cancel()
-	for {
-		_, err := chromedp.Run(ctx, chromedp.PollFunction[chromedp.Void](fn,
-			chromedp.WithPollingInterval(20*time.Millisecond),
-			chromedp.WithPollingTimeout(max(time.Until(deadline), time.Millisecond))))
-		if err == nil {
-			return true, nil
-		}
-		if errors.Is(err, chromedp.ErrPollingTimeout) || ctx.Err() != nil {
-			return false, err
-		}
-		select {
-		case <-ctx.Done():
-			return false, err
-		case <-time.After(20 * time.Millisecond):
-		}
-	}
-}
-
-// until evaluates the JavaScript expression expr in the page until its value
-// is want (===), and returns its last value. A check of what the page shows
-// waits for the page to show it, for lazy images, the page's script and
-// navigations finish in their own time; it fails with what the page showed
-// instead after waitTimeout.
-func until[T comparable](e *browserEnv, expr string, want T) T {
-	e.t.Helper()
-	if ok, _ := e.poll(`(`+expr+`) === args[0]`, want); ok {
-		return want
-	}
-	return eval[T](e, expr)
-}
-
-// textJS is the text of the first element a selector matches, as the buyer
-// reads it, or "" when there is none.
-func textJS(sel string) string {
-	return `(document.querySelector(` + jsString(sel) + `)?.innerText ?? "").trim()`
-}
-
-// textIs waits until the first element sel matches reads want, and returns
-// its last text.
-func (e *browserEnv) textIs(sel, want string) string {
-	e.t.Helper()
-	return until(e, textJS(sel), want)
-}
-
-// textHas waits until the text of the first element sel matches contains
-// each of wants, and returns its last text.
-func (e *browserEnv) textHas(sel string, wants ...string) string {
-	e.t.Helper()
-	e.poll(`args[0].every(w => `+textJS(sel)+`.includes(w))`, wants)
-	return eval[string](e, textJS(sel))
-}
-
-// valueIs waits until the input sel matches holds want, and returns its
-// last value.
-func (e *browserEnv) valueIs(sel, want string) string {
-	e.t.Helper()
-	return until(e, `document.querySelector(`+jsString(sel)+`).value`, want)
-}
-
-// waitFor waits until a JavaScript condition holds (the page changes on its
-// own: a redirect, the script's status poll every 2 seconds), and fails the
-// test, saying what the page showed, if it does not within waitTimeout.
-func (e *browserEnv) waitFor(cond string) {
-	e.t.Helper()
-	ok, err := e.poll(cond)
-	if ok {
-		return
-	}
-	ctx, cancel := context.WithTimeout(e.tab, waitTimeout)
-	defer cancel()
-	page, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`location.href + "\n" + (document.body ? document.body.innerText.slice(0, 500) : "")`))
-	e.t.Fatalf("waiting for %s: %v; the page was %s", cond, err, page)
-}
-
 // landedOnShop waits for the buyer to reach the merchant's return_url and
 // returns the URL they arrived at.
 func (e *browserEnv) landedOnShop() *url.URL {
 	e.t.Helper()
-	e.waitFor(`location.host === "` + shopHost + `" && document.getElementById("shop") !== null`)
-	loc, err := chromedp.Run(e.tab, chromedp.Location())
+	e.WaitFor(`location.host === "` + shopHost + `" && document.getElementById("shop") !== null`)
+	loc, err := chromedp.Run(e.Tab(), chromedp.Location())
 	if err != nil {
 		e.t.Fatal(err)
 	}
@@ -387,7 +263,7 @@ func (e *browserEnv) landedOnShop() *url.URL {
 // fillCard types a card into the form, key by key as a buyer would.
 func (e *browserEnv) fillCard(number string) {
 	e.t.Helper()
-	e.do(
+	e.Do(
 		chromedp.WaitVisible(chromedp.ID("number")),
 		chromedp.SendKeys(chromedp.ID("number"), number),
 		chromedp.SendKeys(chromedp.ID("expiry"), "1230"),
@@ -399,27 +275,15 @@ func (e *browserEnv) fillCard(number string) {
 // pay clicks the Pay button.
 func (e *browserEnv) pay() {
 	e.t.Helper()
-	e.do(chromedp.Click(chromedp.CSS("button.pay-button")))
+	e.Do(chromedp.Click(chromedp.CSS("button.pay-button")))
 }
 
 // screenshot writes the page as docs/screenshots/<name>.png under
 // -update-screenshots.
 func (e *browserEnv) screenshot(name string) {
 	e.t.Helper()
-	if !*updateScreenshots {
-		return
-	}
-	// Web fonts and images settle before the picture.
-	e.waitFor(`document.readyState === "complete" && [...document.images].every(i => i.complete)`)
-	buf, err := chromedp.Run(e.tab, chromedp.FullScreenshot(100))
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	if err := os.MkdirAll(screenshotDir, 0o755); err != nil {
-		e.t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(screenshotDir, name+".png"), buf, 0o644); err != nil {
-		e.t.Fatal(err)
+	if *updateScreenshots {
+		e.Screenshot(filepath.Join(screenshotDir, name+".png"))
 	}
 }
 
@@ -427,54 +291,11 @@ func (e *browserEnv) screenshot(name string) {
 // database is enough.
 func shoot(t *testing.T) bool { return strings.HasSuffix(t.Name(), "/sqlite") }
 
-// consoleLog gathers a tab's console messages.
-type consoleLog struct {
-	mu       sync.Mutex
-	msgs     []chromedp.ConsoleMessage
-	expected []string
-}
-
-// expect makes console errors containing s expected: a test that loads a
-// 404 on purpose sees the browser log it.
-func (c *consoleLog) expect(s string) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.expected = append(c.expected, s)
-}
-
-func watchConsole(t *testing.T, tab context.Context) *consoleLog {
-	c := &consoleLog{}
-	msgs := chromedp.Console(tab)
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		for m, err := range msgs {
-			if err != nil {
-				return
-			}
-			c.mu.Lock()
-			c.msgs = append(c.msgs, m)
-			c.mu.Unlock()
-		}
-	}()
-	t.Cleanup(func() {
-		c.mu.Lock()
-		defer c.mu.Unlock()
-		for _, m := range c.msgs {
-			expected := slices.ContainsFunc(c.expected, func(s string) bool { return strings.Contains(m.Text, s) })
-			if (m.Type == chromedp.ConsoleError || m.IsException()) && !expected {
-				t.Errorf("the page wrote to the console: %s (%s:%d)", m.Text, m.URL, m.Line+1)
-			}
-		}
-	})
-	return c
-}
-
 func TestBrowserCardPaysAndReturnsToTheShop(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		e := newBrowserEnv(t, db)
 		s := e.create(orderBody)
-		e.do(chromedp.Navigate(s.CheckoutURL))
+		e.Do(chromedp.Navigate(s.CheckoutURL))
 
 		// What the buyer sees before paying.
 		for _, c := range []struct{ sel, want string }{
@@ -485,37 +306,37 @@ func TestBrowserCardPaysAndReturnsToTheShop(t *testing.T) {
 			{".item-name", "Sword of <Testing>"}, // as the merchant wrote it: escaped into text
 			{".description", "Delivered to your game account within a minute."},
 		} {
-			if got := e.textIs(c.sel, c.want); got != c.want {
+			if got := e.TextIs(c.sel, c.want); got != c.want {
 				t.Errorf("%s = %q; want %q", c.sel, got, c.want)
 			}
 		}
 		// The images load lazily, after the page: wait for them.
-		if got := until(e, `[...document.querySelectorAll("img.item-image")].filter(i => i.complete && i.naturalWidth === 96).length`, 2); got != 2 {
+		if got := browsertest.Until(e.Page, `[...document.querySelectorAll("img.item-image")].filter(i => i.complete && i.naturalWidth === 96).length`, 2); got != 2 {
 			t.Errorf("item images loaded = %d; want 2", got)
 		}
-		if got := until(e, `document.querySelector("a.back").href`, "https://"+shopHost+"/cart"); got != "https://"+shopHost+"/cart" {
+		if got := browsertest.Until(e.Page, `document.querySelector("a.back").href`, "https://"+shopHost+"/cart"); got != "https://"+shopHost+"/cart" {
 			t.Errorf("back link = %q; want cancel_url", got)
 		}
-		if got := e.valueIs("#email", "buyer@example.com"); got != "buyer@example.com" {
+		if got := e.ValueIs("#email", "buyer@example.com"); got != "buyer@example.com" {
 			t.Errorf("email = %q; want the customer's, prefilled", got)
 		}
 		for id, label := range map[string]string{"number": "Card number", "expiry": "Expiry", "cvc": "CVC", "name": "Name on card"} {
-			if got := until(e, `document.getElementById("`+id+`").labels[0].textContent`, label); got != label {
+			if got := browsertest.Until(e.Page, `document.getElementById("`+id+`").labels[0].textContent`, label); got != label {
 				t.Errorf("label of #%s = %q; want %q", id, got, label)
 			}
 		}
-		if got := until(e, `document.body.innerText.includes("42") && !document.body.innerHTML.includes("order_id")`, true); !got {
+		if got := browsertest.Until(e.Page, `document.body.innerText.includes("42") && !document.body.innerHTML.includes("order_id")`, true); !got {
 			t.Errorf("metadata is shown on the page")
 		}
 
 		// The script formats what is typed.
 		e.fillCard("4242424242424242")
 		for sel, want := range map[string]string{"#number": "4242 4242 4242 4242", "#expiry": "12/30"} {
-			if got := e.valueIs(sel, want); got != want {
+			if got := e.ValueIs(sel, want); got != want {
 				t.Errorf("%s as typed = %q; want %q", sel, got, want)
 			}
 		}
-		if got := e.textIs("button.pay-button", "Pay $39.99"); got != "Pay $39.99" {
+		if got := e.TextIs("button.pay-button", "Pay $39.99"); got != "Pay $39.99" {
 			t.Errorf("button = %q; want Pay $39.99", got)
 		}
 		if shoot(t) {
@@ -537,11 +358,11 @@ func TestBrowserCardPaysAndReturnsToTheShop(t *testing.T) {
 		}
 
 		// Back on the page, the buyer sees it paid, and no form.
-		e.do(chromedp.Navigate(s.CheckoutURL))
-		if got := e.textIs(".receipt h2", "Payment received"); got != "Payment received" {
+		e.Do(chromedp.Navigate(s.CheckoutURL))
+		if got := e.TextIs(".receipt h2", "Payment received"); got != "Payment received" {
 			t.Errorf("page after paying = %q; want the receipt", got)
 		}
-		if n := until(e, `document.forms.length`, 0); n != 0 {
+		if n := browsertest.Until(e.Page, `document.forms.length`, 0); n != 0 {
 			t.Errorf("a paid session's page has %d forms; want none", n)
 		}
 	})
@@ -561,15 +382,15 @@ func TestBrowserCardDeclinesThenSucceeds(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		e := newBrowserEnv(t, db)
 		s := e.create(orderBody)
-		e.do(chromedp.Navigate(s.CheckoutURL))
+		e.Do(chromedp.Navigate(s.CheckoutURL))
 		for i, d := range declines {
 			e.fillCard(d.number)
 			e.pay()
-			e.waitFor(`document.getElementById("message").textContent.includes(` + jsString(d.message) + `)`)
+			e.WaitFor(`document.getElementById("message").textContent.includes(` + browsertest.JSString(d.message) + `)`)
 			if i == 0 && shoot(t) {
 				e.screenshot("card-declined")
 			}
-			if got := e.valueIs("#number", ""); got != "" {
+			if got := e.ValueIs("#number", ""); got != "" {
 				t.Errorf("after %s the number field holds %q; want it empty (never sent back)", d.number, got)
 			}
 			if got := e.retrieve(s.ID).Status; got != checkout.StatusOpen {
@@ -598,7 +419,7 @@ func TestBrowserCardChecksBeforeSending(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		e := newBrowserEnv(t, db)
 		s := e.create(orderBody)
-		e.do(chromedp.Navigate(s.CheckoutURL))
+		e.Do(chromedp.Navigate(s.CheckoutURL))
 
 		// Nothing typed: every field says what it needs, the first has focus.
 		e.pay()
@@ -606,47 +427,47 @@ func TestBrowserCardChecksBeforeSending(t *testing.T) {
 			"number": "Enter your card number.", "expiry": "Enter your card's expiry date.",
 			"cvc": "Enter your card's security code (CVC).", "name": "Enter the name on your card.",
 		} {
-			if got := e.textIs("#"+id+"-error", msg); got != msg {
+			if got := e.TextIs("#"+id+"-error", msg); got != msg {
 				t.Errorf("#%s-error = %q; want %q", id, got, msg)
 			}
-			if got := until(e, `document.getElementById("`+id+`").getAttribute("aria-invalid")`, "true"); got != "true" {
+			if got := browsertest.Until(e.Page, `document.getElementById("`+id+`").getAttribute("aria-invalid")`, "true"); got != "true" {
 				t.Errorf("#%s aria-invalid = %q; want true", id, got)
 			}
 		}
-		if got := until(e, `document.activeElement.id`, "number"); got != "number" {
+		if got := browsertest.Until(e.Page, `document.activeElement.id`, "number"); got != "number" {
 			t.Errorf("focus on #%s; want #number", got)
 		}
 
 		// A number that fails the Luhn check is never sent.
 		e.fillCard("4242424242424241")
 		e.pay()
-		if got := e.textIs("#number-error", "Your card number is invalid."); got != "Your card number is invalid." {
+		if got := e.TextIs("#number-error", "Your card number is invalid."); got != "Your card number is invalid." {
 			t.Errorf("#number-error = %q", got)
 		}
 		// Typing again clears the error.
-		e.do(chromedp.SendKeys(chromedp.ID("number"), "1"))
-		if got := until(e, `document.getElementById("number-error").textContent`, ""); got != "" {
+		e.Do(chromedp.SendKeys(chromedp.ID("number"), "1"))
+		if got := browsertest.Until(e.Page, `document.getElementById("number-error").textContent`, ""); got != "" {
 			t.Errorf("#number-error after typing = %q; want it cleared", got)
 		}
 
 		// The server is the real check: an expiry in the past passes the
 		// script's format check and is refused there, the form coming back
 		// with the message and without the card number.
-		e.do(
+		e.Do(
 			chromedp.SetValue(chromedp.ID("number"), ""),
 			chromedp.SendKeys(chromedp.ID("number"), "4242424242424242"),
 			chromedp.SetValue(chromedp.ID("expiry"), ""),
 			chromedp.SendKeys(chromedp.ID("expiry"), "0120"),
 		)
-		e.console.expect("status of 400") // the form comes back as 400 Bad Request
+		e.ExpectConsole("status of 400") // the form comes back as 400 Bad Request
 		e.pay()
-		if got := e.textIs("#expiry-error", "Your card's expiry date is in the past."); got != "Your card's expiry date is in the past." {
+		if got := e.TextIs("#expiry-error", "Your card's expiry date is in the past."); got != "Your card's expiry date is in the past." {
 			t.Errorf("#expiry-error from the server = %q; want it to say the date is past", got)
 		}
-		if got := e.valueIs("#number", ""); got != "" {
+		if got := e.ValueIs("#number", ""); got != "" {
 			t.Errorf("re-rendered number = %q; want empty", got)
 		}
-		if got := e.valueIs("#name", "Jo Buyer"); got != "Jo Buyer" {
+		if got := e.ValueIs("#name", "Jo Buyer"); got != "Jo Buyer" {
 			t.Errorf("re-rendered name = %q; want what was typed", got)
 		}
 		if got := e.payments(s.ID); len(got) != 0 {
@@ -661,16 +482,16 @@ func TestBrowserPaysOnceWhateverTheBuyerClicks(t *testing.T) {
 		s := e.create(orderBody)
 
 		// A second tab on the same checkout, its form loaded first.
-		second, cancel := chromedp.NewContext(e.tab)
+		second, cancel := chromedp.NewContext(e.Tab())
 		defer cancel()
 		if err := chromedp.Do(second, chromedp.Navigate(s.CheckoutURL)); err != nil {
 			t.Fatal(err)
 		}
 
 		// A double click in the first tab sends one payment.
-		e.do(chromedp.Navigate(s.CheckoutURL))
+		e.Do(chromedp.Navigate(s.CheckoutURL))
 		e.fillCard("4242424242424242")
-		e.do(chromedp.Evaluate[chromedp.Void](`(() => { const b = document.querySelector("button.pay-button"); b.click(); b.click(); })()`))
+		e.Do(chromedp.Evaluate[chromedp.Void](`(() => { const b = document.querySelector("button.pay-button"); b.click(); b.click(); })()`))
 		e.landedOnShop()
 
 		// The second tab pays too, too late: declined, never charged.
@@ -697,15 +518,15 @@ func TestBrowserReceiptWithoutReturnURL(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		e := newBrowserEnv(t, db)
 		s := e.create(`{"items":[{"name":"Gold coins × 500","amount":499}],"customer":{"email":"buyer@example.com"}}`)
-		e.do(chromedp.Navigate(s.CheckoutURL))
+		e.Do(chromedp.Navigate(s.CheckoutURL))
 		e.fillCard("4242424242424242")
 		e.pay()
-		if got := e.textIs(".receipt h2", "Payment received"); got != "Payment received" {
+		if got := e.TextIs(".receipt h2", "Payment received"); got != "Payment received" {
 			t.Fatalf("after paying = %q; want the receipt", got)
 		}
 		paid := e.retrieve(s.ID)
 		wants := []string{"$4.99", "Visa", *paid.PaymentID, "buyer@example.com", "You can close this page."}
-		receipt := e.textHas(".receipt", wants...)
+		receipt := e.TextHas(".receipt", wants...)
 		for _, want := range wants {
 			if !strings.Contains(receipt, want) {
 				t.Errorf("receipt %q lacks %q", receipt, want)
@@ -722,7 +543,7 @@ func TestBrowserCryptoConfirmsWhileTheBuyerWatches(t *testing.T) {
 		e := newBrowserEnv(t, db)
 		s := e.create(orderBody)
 		e.clk.Advance(50 * time.Minute) // ten minutes left of the hour
-		e.do(
+		e.Do(
 			chromedp.Navigate(s.CheckoutURL),
 			chromedp.Click(chromedp.CSS(`nav.methods a[href$="method=crypto"]`)),
 			chromedp.Click(chromedp.CSS(`button[name=coin][value=BTC]`)),
@@ -732,14 +553,14 @@ func TestBrowserCryptoConfirmsWhileTheBuyerWatches(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := e.textIs("[data-address]", q.Address); got != q.Address {
+		if got := e.TextIs("[data-address]", q.Address); got != q.Address {
 			t.Errorf("address = %q; want %q", got, q.Address)
 		}
 		// $39.99 at the test price of $60,000 a coin: 66650 satoshi.
-		if got := e.textIs("[data-coin-amount]", "0.0006665 BTC"); got != "0.0006665 BTC" {
+		if got := e.TextIs("[data-coin-amount]", "0.0006665 BTC"); got != "0.0006665 BTC" {
 			t.Errorf("amount = %q; want 0.0006665 BTC", got)
 		}
-		if n := until(e, `document.querySelectorAll(".qr-wrap svg").length`, 1); n != 1 {
+		if n := browsertest.Until(e.Page, `document.querySelectorAll(".qr-wrap svg").length`, 1); n != 1 {
 			t.Errorf("QR codes = %d; want 1", n)
 		}
 		if shoot(t) {
@@ -747,22 +568,22 @@ func TestBrowserCryptoConfirmsWhileTheBuyerWatches(t *testing.T) {
 		}
 
 		// The test-mode control broadcasts the transaction.
-		e.do(chromedp.Click(chromedp.CSS(".simulate button")))
-		e.waitFor(`document.body.dataset.state === "processing"`)
-		if got := e.textIs("[data-confirmations]", "0") + " of " + e.textIs("[data-needed]", "2"); got != "0 of 2" {
+		e.Do(chromedp.Click(chromedp.CSS(".simulate button")))
+		e.WaitFor(`document.body.dataset.state === "processing"`)
+		if got := e.TextIs("[data-confirmations]", "0") + " of " + e.TextIs("[data-needed]", "2"); got != "0 of 2" {
 			t.Errorf("confirmations = %q; want 0 of 2", got)
 		}
 
 		// The page follows the network without reloading: a mark set on
 		// this document survives the update.
-		e.do(chromedp.Evaluate[chromedp.Void](`window.stillThisPage = true`))
+		e.Do(chromedp.Evaluate[chromedp.Void](`window.stillThisPage = true`))
 		e.clk.Advance(10 * time.Minute) // one block; the hour is over
 		e.runJobs()
-		e.waitFor(`document.querySelector("[data-confirmations]").textContent === "1"`)
-		if !eval[bool](e, `window.stillThisPage === true`) {
+		e.WaitFor(`document.querySelector("[data-confirmations]").textContent === "1"`)
+		if !browsertest.Eval[bool](e.Page, `window.stillThisPage === true`) {
 			t.Errorf("the page reloaded to show a confirmation; want it updated in place")
 		}
-		if got := until(e, `document.querySelector("progress").value`, 1.0); got != 1 {
+		if got := browsertest.Until(e.Page, `document.querySelector("progress").value`, 1.0); got != 1 {
 			t.Errorf("progress = %v; want 1", got)
 		}
 		if got := e.retrieve(s.ID).Status; got != checkout.StatusOpen {
@@ -796,32 +617,32 @@ func TestBrowserSkinsCompleteAfterTheHoldWithTheBuyerGone(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		e.do(
+		e.Do(
 			chromedp.Navigate(s.CheckoutURL),
 			chromedp.Click(chromedp.CSS(`nav.methods a[href$="method=skins"]`)),
 			chromedp.WaitVisible(chromedp.CSS("form[data-skins-form]")),
 		)
 		const button = `document.querySelector("form[data-skins-form] button")`
-		disabled := func() bool { return eval[bool](e, button+`.disabled`) }
-		if !until(e, button+`.disabled`, true) {
+		disabled := func() bool { return browsertest.Eval[bool](e.Page, button+`.disabled`) }
+		if !browsertest.Until(e.Page, button+`.disabled`, true) {
 			t.Errorf("the trade button is enabled with nothing picked")
 		}
-		pick := func(i int) { e.do(chromedp.Click(chromedp.CSS(`input[value="` + inv[i].ID + `"]`))) }
+		pick := func(i int) { e.Do(chromedp.Click(chromedp.CSS(`input[value="` + inv[i].ID + `"]`))) }
 		// 30%, 45% and 20% of the total: not enough yet.
 		pick(3)
 		pick(4)
 		pick(2)
-		if !until(e, textJS("[data-picked]")+`.includes("(not enough yet)") && `+button+`.disabled`, true) {
-			t.Errorf("picked 95%%: %q, disabled %v; want not enough and disabled", eval[string](e, textJS("[data-picked]")), disabled())
+		if !browsertest.Until(e.Page, browsertest.TextJS("[data-picked]")+`.includes("(not enough yet)") && `+button+`.disabled`, true) {
+			t.Errorf("picked 95%%: %q, disabled %v; want not enough and disabled", browsertest.Eval[string](e.Page, browsertest.TextJS("[data-picked]")), disabled())
 		}
 		// And 12%: enough.
 		pick(1)
-		if !until(e, textJS("[data-picked]")+`.includes("(enough)") && !`+button+`.disabled`, true) {
-			t.Errorf("picked 107%%: %q, disabled %v; want enough and enabled", eval[string](e, textJS("[data-picked]")), disabled())
+		if !browsertest.Until(e.Page, browsertest.TextJS("[data-picked]")+`.includes("(enough)") && !`+button+`.disabled`, true) {
+			t.Errorf("picked 107%%: %q, disabled %v; want enough and enabled", browsertest.Eval[string](e.Page, browsertest.TextJS("[data-picked]")), disabled())
 		}
-		e.do(chromedp.Click(chromedp.CSS("form[data-skins-form] button")))
-		e.waitFor(`document.body.dataset.state === "processing"`)
-		if got := e.textHas(".pay .card-panel", "Your trade offer was accepted", "8 November 2026"); !strings.Contains(got, "Your trade offer was accepted") || !strings.Contains(got, "8 November 2026") {
+		e.Do(chromedp.Click(chromedp.CSS("form[data-skins-form] button")))
+		e.WaitFor(`document.body.dataset.state === "processing"`)
+		if got := e.TextHas(".pay .card-panel", "Your trade offer was accepted", "8 November 2026"); !strings.Contains(got, "Your trade offer was accepted") || !strings.Contains(got, "8 November 2026") {
 			t.Errorf("after the trade = %q; want the hold and its end", got)
 		}
 		if shoot(t) {
@@ -829,7 +650,7 @@ func TestBrowserSkinsCompleteAfterTheHoldWithTheBuyerGone(t *testing.T) {
 		}
 
 		// The buyer closes the page. The hold runs past expires_at.
-		e.do(chromedp.Navigate("about:blank"))
+		e.Do(chromedp.Navigate("about:blank"))
 		e.clk.Advance(24 * time.Hour)
 		e.runJobs()
 		if got := e.retrieve(s.ID).Status; got != checkout.StatusOpen {
@@ -851,30 +672,30 @@ func TestBrowserFinalStatesAndUnknownSessions(t *testing.T) {
 		e := newBrowserEnv(t, db)
 		s := e.create(orderBody)
 		e.clk.Advance(time.Hour)
-		e.do(chromedp.Navigate(s.CheckoutURL))
-		if got := e.textIs(".pay h2", "This checkout has expired"); got != "This checkout has expired" {
+		e.Do(chromedp.Navigate(s.CheckoutURL))
+		if got := e.TextIs(".pay h2", "This checkout has expired"); got != "This checkout has expired" {
 			t.Errorf("expired session's page = %q", got)
 		}
-		if n := until(e, `document.forms.length`, 0); n != 0 {
+		if n := browsertest.Until(e.Page, `document.forms.length`, 0); n != 0 {
 			t.Errorf("expired session's page has %d forms; want none", n)
 		}
-		if got := until(e, `document.querySelector(".pay a.button").href`, "https://"+shopHost+"/cart"); got != "https://"+shopHost+"/cart" {
+		if got := browsertest.Until(e.Page, `document.querySelector(".pay a.button").href`, "https://"+shopHost+"/cart"); got != "https://"+shopHost+"/cart" {
 			t.Errorf("expired page links to %q; want cancel_url", got)
 		}
 		if shoot(t) {
 			e.screenshot("expired")
 		}
 
-		e.console.expect("status of 404")
-		resp, err := chromedp.Run(e.tab, chromedp.NavigateResponse(e.srv.URL+"/invoice/cs_"+strings.Repeat("ab", 32)))
+		e.ExpectConsole("status of 404")
+		resp, err := chromedp.Run(e.Tab(), chromedp.NavigateResponse(e.srv.URL+"/invoice/cs_"+strings.Repeat("ab", 32)))
 		if err != nil {
 			t.Fatal(err)
 		}
 		if resp.Status != http.StatusNotFound {
 			t.Errorf("unknown session: status %d; want 404", resp.Status)
 		}
-		if !until(e, `/not found|no such/i.test(`+textJS("h1")+`)`, true) {
-			t.Errorf("unknown session's page says %q; want that it was not found", eval[string](e, textJS("h1")))
+		if !browsertest.Until(e.Page, `/not found|no such/i.test(`+browsertest.TextJS("h1")+`)`, true) {
+			t.Errorf("unknown session's page says %q; want that it was not found", browsertest.Eval[string](e.Page, browsertest.TextJS("h1")))
 		}
 	})
 }
@@ -883,7 +704,7 @@ func TestBrowserKeyboardOnly(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		e := newBrowserEnv(t, db)
 		s := e.create(orderBody)
-		e.do(chromedp.Navigate(s.CheckoutURL), chromedp.WaitVisible(chromedp.ID("number")))
+		e.Do(chromedp.Navigate(s.CheckoutURL), chromedp.WaitVisible(chromedp.ID("number")))
 
 		// Tab from the top of the page: every control is reached, in the
 		// order it is read, and shows where the focus is. The card is typed
@@ -891,16 +712,16 @@ func TestBrowserKeyboardOnly(t *testing.T) {
 		typed := map[string]string{"number": "4242424242424242", "expiry": "1230", "cvc": "123", "name": "Jo Buyer"}
 		var order []string
 		for range 20 {
-			e.do(chromedp.KeyEvent("\t"))
-			id := eval[string](e, `(() => { const a = document.activeElement; return a.id || a.textContent.trim(); })()`)
+			e.Do(chromedp.KeyEvent("\t"))
+			id := browsertest.Eval[string](e.Page, `(() => { const a = document.activeElement; return a.id || a.textContent.trim(); })()`)
 			order = append(order, id)
-			ring := eval[string](e, `getComputedStyle(document.activeElement).boxShadow`)
-			outline := eval[string](e, `getComputedStyle(document.activeElement).outlineStyle`)
+			ring := browsertest.Eval[string](e.Page, `getComputedStyle(document.activeElement).boxShadow`)
+			outline := browsertest.Eval[string](e.Page, `getComputedStyle(document.activeElement).outlineStyle`)
 			if ring == "none" && outline == "none" {
 				t.Errorf("%s shows no focus", id)
 			}
 			if keys, ok := typed[id]; ok {
-				e.do(chromedp.KeyEvent(keys))
+				e.Do(chromedp.KeyEvent(keys))
 			}
 			if id == "name" {
 				break
@@ -910,7 +731,7 @@ func TestBrowserKeyboardOnly(t *testing.T) {
 		if !slices.Equal(order, want) {
 			t.Errorf("tab order = %q; want %q", order, want)
 		}
-		e.do(chromedp.KeyEvent("\r"))
+		e.Do(chromedp.KeyEvent("\r"))
 		if u := e.landedOnShop(); u.Query().Get("checkout_id") != s.ID {
 			t.Errorf("landed on %s", u)
 		}
@@ -921,37 +742,32 @@ func TestBrowserPhoneSizedScreen(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		e := newBrowserEnv(t, db)
 		s := e.create(orderBody)
-		e.do(
+		e.Do(
 			chromedp.EmulateViewport(375, 740, chromedp.EmulateMobile, chromedp.EmulateScale(2)),
 			chromedp.Navigate(s.CheckoutURL),
 			chromedp.WaitVisible(chromedp.ID("number")),
 		)
-		if w := eval[int](e, `document.documentElement.scrollWidth`); w > 375 {
+		if w := browsertest.Eval[int](e.Page, `document.documentElement.scrollWidth`); w > 375 {
 			t.Errorf("page is %dpx wide on a 375px screen: it scrolls sideways", w)
 		}
 		for _, sel := range []string{"#number", "#expiry", "#cvc", "#name", "button.pay-button", "nav.methods"} {
-			right := eval[float64](e, `document.querySelector("`+sel+`").getBoundingClientRect().right`)
+			right := browsertest.Eval[float64](e.Page, `document.querySelector("`+sel+`").getBoundingClientRect().right`)
 			if right > 375 {
 				t.Errorf("%s ends at %vpx, off a 375px screen", sel, right)
 			}
 		}
 		// Inputs at 16px or more, so phones do not zoom in on focus.
-		if px := eval[float64](e, `parseFloat(getComputedStyle(document.getElementById("number")).fontSize)`); px < 16 {
+		if px := browsertest.Eval[float64](e.Page, `parseFloat(getComputedStyle(document.getElementById("number")).fontSize)`); px < 16 {
 			t.Errorf("card number font size = %vpx; want at least 16px", px)
 		}
 		if shoot(t) {
 			e.screenshot("phone")
 		}
 		e.fillCard("4242424242424242")
-		e.do(chromedp.ScrollIntoView(chromedp.CSS("button.pay-button")))
+		e.Do(chromedp.ScrollIntoView(chromedp.CSS("button.pay-button")))
 		e.pay()
 		if u := e.landedOnShop(); u.Query().Get("checkout_id") != s.ID {
 			t.Errorf("landed on %s", u)
 		}
 	})
-}
-
-func jsString(s string) string {
-	b, _ := json.Marshal(s)
-	return string(b)
 }
