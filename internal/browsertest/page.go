@@ -44,8 +44,8 @@ func NewPage(t *testing.T) *Page {
 // is chromedp.NewContext(p.Tab())).
 func (p *Page) Tab() context.Context { return p.tab }
 
-// ExpectConsole makes console errors containing s expected: a test that
-// loads a 404 on purpose sees the browser log it.
+// ExpectConsole makes console errors whose text or source URL contains s
+// expected: a test that loads a 404 on purpose sees the browser log it.
 func (p *Page) ExpectConsole(s string) {
 	p.console.mu.Lock()
 	defer p.console.mu.Unlock()
@@ -60,6 +60,19 @@ func (p *Page) Do(steps ...chromedp.Action[chromedp.Void]) {
 	if err := chromedp.Do(ctx, steps...); err != nil {
 		p.t.Fatal(err)
 	}
+}
+
+// Fill replaces what the input sel matches holds with value, typed key by
+// key as a person types. (chromedp.SetValue(sel, "") cannot empty a field:
+// the empty string reaches the page as undefined, and the field reads
+// "undefined".)
+func (p *Page) Fill(sel, value string) {
+	p.t.Helper()
+	p.Do(
+		chromedp.WaitVisible(chromedp.CSS(sel)),
+		chromedp.Evaluate[chromedp.Void](`document.querySelector(`+JSString(sel)+`).value = ""`),
+		chromedp.SendKeys(chromedp.CSS(sel), value),
+	)
 }
 
 // Eval evaluates a JavaScript expression in the page, once: for what an
@@ -221,7 +234,7 @@ func watchConsole(t *testing.T, tab context.Context) *consoleLog {
 		c.mu.Lock()
 		defer c.mu.Unlock()
 		for _, m := range c.msgs {
-			expected := slices.ContainsFunc(c.expected, func(s string) bool { return strings.Contains(m.Text, s) })
+			expected := slices.ContainsFunc(c.expected, func(s string) bool { return strings.Contains(m.Text, s) || strings.Contains(m.URL, s) })
 			if (m.Type == chromedp.ConsoleError || m.IsException()) && !expected {
 				t.Errorf("the page wrote to the console: %s (%s:%d)", m.Text, m.URL, m.Line+1)
 			}
