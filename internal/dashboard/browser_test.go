@@ -62,10 +62,6 @@ type browserEnv struct {
 func newBrowserEnv(t *testing.T, db *store.DB) *browserEnv {
 	t.Helper()
 	e := &browserEnv{t: t, clk: clock.NewFake(t0), Page: browsertest.NewPage(t)}
-	// BUG: the pages name no icon, so the browser asks for /favicon.ico,
-	// a 404 that it logs as an error on every page. Once the layout names
-	// one (<link rel="icon" href="data:,">), this line goes.
-	e.ExpectConsole("/favicon.ico")
 	e.srv = httptest.NewUnstartedServer(nil)
 	base := "http://" + e.srv.Listener.Addr().String()
 	a := app.New(app.Config{Store: db, Logger: logtest.Logger(t), Now: e.clk.Now, CacheNow: e.clk.Now,
@@ -578,5 +574,27 @@ func TestBrowserPhoneSizedScreen(t *testing.T) {
 		e.open("/dashboard/stores/" + m.ID + "/live/developers/keys")
 		e.at("/dashboard/stores/" + m.ID + "/live/developers/keys")
 		fits("live keys")
+	})
+}
+
+// Every page names an icon. Without one the browser asks for /favicon.ico,
+// a 404 that it logs as an error on every page of the dashboard; the
+// console checks of the other tests see that the icon named loads.
+func TestBrowserPagesNameAnIcon(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		e := newBrowserEnv(t, db)
+		m := e.account("ann@example.com")
+		const icon = `document.querySelector('link[rel~="icon"]')`
+		e.open("/dashboard/signin")
+		e.at("/dashboard/signin")
+		if !browsertest.Eval[bool](e.Page, icon+` !== null`) {
+			t.Error("the sign-in page names no icon: the browser asks for /favicon.ico, a 404")
+		}
+		e.signIn("ann@example.com")
+		e.open("/dashboard/stores/" + m.ID + "/test/developers/keys")
+		e.at("/dashboard/stores/" + m.ID + "/test/developers/keys")
+		if !browsertest.Eval[bool](e.Page, icon+` !== null`) {
+			t.Error("a store's page names no icon: the browser asks for /favicon.ico, a 404")
+		}
 	})
 }
