@@ -54,6 +54,8 @@ type browserEnv struct {
 	clk *clock.Fake
 	svc *service.Service
 	srv *httptest.Server
+	// logs writes the API's request logs; Flush makes them readable.
+	logs *service.RequestLogWriter
 	// Page is the merchant's tab: an error a page writes to the console (a
 	// Content-Security-Policy violation among them) fails the test.
 	*browsertest.Page
@@ -67,7 +69,7 @@ func newBrowserEnv(t *testing.T, db *store.DB) *browserEnv {
 	a := app.New(app.Config{Store: db, Logger: logtest.Logger(t), Now: e.clk.Now, CacheNow: e.clk.Now,
 		BaseURL: base, CheckoutBaseURL: base, Processors: pay.Registry{Test: pay.Simulators()}})
 	t.Cleanup(a.Close)
-	e.svc = a.Service
+	e.svc, e.logs = a.Service, a.RequestLogs
 	e.srv.Config.Handler = a.Handler
 	e.srv.Start()
 	t.Cleanup(e.srv.Close)
@@ -135,8 +137,8 @@ func (e *browserEnv) signIn(email string) {
 }
 
 // account creates an account and a store it is a member of, with a test
-// key, through the service.
-func (e *browserEnv) account(email string) *checkout.Merchant {
+// key, through the service; it returns the store and the key's secret.
+func (e *browserEnv) account(email string) (*checkout.Merchant, string) {
 	e.t.Helper()
 	ctx := context.Background()
 	a, err := e.svc.CreateAccount(ctx, email, password)
@@ -147,11 +149,12 @@ func (e *browserEnv) account(email string) *checkout.Merchant {
 	if err != nil {
 		e.t.Fatal(err)
 	}
-	if _, _, err := e.svc.CreateAPIKey(ctx, checkout.APIKeyParams{Name: "Web shop", MerchantID: m.ID, Mode: checkout.ModeTest,
-		Type: checkout.KeyBearer, Permissions: []checkout.Permission{checkout.PermCheckoutsWrite}}); err != nil {
+	_, secret, err := e.svc.CreateAPIKey(ctx, checkout.APIKeyParams{Name: "Web shop", MerchantID: m.ID, Mode: checkout.ModeTest,
+		Type: checkout.KeyBearer, Permissions: []checkout.Permission{checkout.PermCheckoutsWrite}})
+	if err != nil {
 		e.t.Fatal(err)
 	}
-	return m
+	return m, secret
 }
 
 // createCheckout creates a checkout session through the API with secret,
@@ -507,7 +510,12 @@ func TestBrowserKeyboardOnly(t *testing.T) {
 func TestBrowserPhoneSizedScreen(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		e := newBrowserEnv(t, db)
-		m := e.account("ann@example.com")
+		m, secret := e.account("ann@example.com")
+		// A checkout, so that the lists of events and logs have a row.
+		if got := e.createCheckout(m.ID, secret); got != http.StatusCreated {
+			t.Fatalf("create a checkout = %d", got)
+		}
+		e.logs.Flush(context.Background())
 		e.Do(chromedp.EmulateViewport(375, 740, chromedp.EmulateMobile, chromedp.EmulateScale(2)))
 		fits := func(what string) {
 			t.Helper()
@@ -530,10 +538,16 @@ func TestBrowserPhoneSizedScreen(t *testing.T) {
 		e.signIn("ann@example.com")
 		fits("home")
 		base := "/dashboard/stores/" + m.ID + "/test/"
-		for _, section := range []string{"", "developers/keys", "settings"} {
+		for _, section := range []string{"", "developers/keys", "developers/events", "developers/logs", "settings"} {
 			e.open(base + section)
 			e.at(base + section)
 			fits(base + section)
+		}
+		for _, list := range []string{"developers/events", "developers/logs"} {
+			e.open(base + list)
+			e.Do(chromedp.Click(chromedp.CSS(`main table tbody a`)))
+			e.WaitFor(`location.pathname.startsWith(` + browsertest.JSString(base+list+"/") + `)`)
+			fits("a page of " + list)
 		}
 		// The mode switch, shortened to fit, still says what it does to
 		// a screen reader.
@@ -583,7 +597,7 @@ func TestBrowserPhoneSizedScreen(t *testing.T) {
 func TestBrowserPagesNameAnIcon(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		e := newBrowserEnv(t, db)
-		m := e.account("ann@example.com")
+		m, _ := e.account("ann@example.com")
 		const icon = `document.querySelector('link[rel~="icon"]')`
 		e.open("/dashboard/signin")
 		e.at("/dashboard/signin")
