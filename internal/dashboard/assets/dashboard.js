@@ -16,6 +16,11 @@ document.addEventListener("DOMContentLoaded", function () {
     }
   });
 
+  // A refused form: the focus goes to the first field in error, whose
+  // aria-describedby makes a screen reader read the error out.
+  var invalid = document.querySelector("form [aria-invalid=true]");
+  if (invalid) invalid.focus();
+
   document.querySelectorAll("button[data-copy]").forEach(function (btn) {
     btn.addEventListener("click", function () {
       var target = document.getElementById(btn.getAttribute("data-copy"));
