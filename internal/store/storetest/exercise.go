@@ -69,6 +69,7 @@ func Exercise(t *testing.T, open func(t *testing.T) *store.DB) {
 		{"Close", testClose},
 	}
 	tests = append(tests, webhookTests...)
+	tests = append(tests, dashboardWebhookTests...)
 	tests = append(tests, paymentTests...)
 	tests = append(tests, accountTests...)
 	tests = append(tests, dashboardTests...)
