@@ -90,8 +90,16 @@ type Store interface {
 	// delivery of it to each endpoint (a resend is a later delivery), in
 	// one query: what a page of events shows of their deliveries. No order.
 	DeliveryListLatest(ctx context.Context, eventIDs []string) ([]*Delivery, error)
+	// DeliveryListPage returns a page of a store and mode's deliveries,
+	// newest first, by f (validated), and the cursor of the next page. Each
+	// filter is served by an index, so a page costs about the same at any
+	// depth and with a million deliveries kept.
+	DeliveryListPage(ctx context.Context, f DeliveryFilter) (Page[*Delivery], error)
 	// AttemptList returns a delivery's attempts in order.
 	AttemptList(ctx context.Context, deliveryID string) ([]*Attempt, error)
+	// EndpointHealthGet reads an endpoint's health as of now, through
+	// indexes bounded by the endpoint (never a scan of every delivery).
+	EndpointHealthGet(ctx context.Context, endpointID string, now time.Time) (*EndpointHealth, error)
 	// DeliveryCountPending counts the pending deliveries of every store: the
 	// queue's depth. Metrics read it at every scrape, so it stays cheap.
 	DeliveryCountPending(ctx context.Context, now time.Time) (PendingDeliveries, error)
@@ -194,8 +202,9 @@ type Tx interface {
 	// EndpointGetForUpdate reads and locks an endpoint; not_found when there
 	// is none.
 	EndpointGetForUpdate(ctx context.Context, id string) (*Endpoint, error)
-	// EndpointUpdate writes an endpoint's enabled flag, secret and update
-	// time.
+	// EndpointUpdate writes an endpoint's mutable fields: URL, events,
+	// description, enabled flag, secrets and update time; not_found when
+	// there is none.
 	EndpointUpdate(ctx context.Context, e *Endpoint) error
 	// EndpointDelete deletes an endpoint with its deliveries and attempts;
 	// not_found when there is none. Like EndpointGetForUpdate it locks the
@@ -214,6 +223,14 @@ type Tx interface {
 	// DeliveryCancelPending cancels an endpoint's pending deliveries and
 	// returns how many.
 	DeliveryCancelPending(ctx context.Context, endpointID string, now time.Time) (int64, error)
+	// DeliveryListRetryable returns at most limit of an endpoint's failed
+	// deliveries created at or after since that were never resent (no
+	// ResentAs), oldest first, and locks them until the transaction ends.
+	DeliveryListRetryable(ctx context.Context, endpointID string, since time.Time, limit int) ([]*Delivery, error)
+	// DeliveryMarkResent records on a delivery that resentAs is its newest
+	// resend; not_found when there is no such delivery. Its update time
+	// stays: that is when it finished.
+	DeliveryMarkResent(ctx context.Context, id, resentAs string) error
 }
 
 // DeliveryListParams selects an endpoint's deliveries, newest first.

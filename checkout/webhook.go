@@ -29,11 +29,19 @@ type Endpoint struct {
 	Mode       Mode
 	URL        string
 	// Events lists the subscribed types, or is [AllEvents].
-	Events    []string
-	Enabled   bool
-	Secret    string // whsec_...; signs every request; kept as issued, never logged
-	CreatedAt time.Time
-	UpdatedAt time.Time
+	Events []string
+	// Description is the merchant's note on what the endpoint is for; ""
+	// when none.
+	Description string
+	Enabled     bool
+	Secret      string // whsec_...; signs every request; kept as issued, never logged
+	// PreviousSecret is the secret a roll with overlap replaced (Roll): it
+	// signs every request beside Secret until PreviousSecretExpiresAt, and
+	// none after. "" when there is none.
+	PreviousSecret          string
+	PreviousSecretExpiresAt time.Time
+	CreatedAt               time.Time
+	UpdatedAt               time.Time
 }
 
 // Subscribes reports whether the endpoint receives events of typ.
@@ -52,11 +60,17 @@ func (e *Endpoint) SubscribesAll() bool { return slices.Contains(e.Events, AllEv
 // EndpointParams are the inputs of NewEndpoint. The URL must have been
 // checked by the webhook guard (it needs the network).
 type EndpointParams struct {
-	MerchantID string
-	Mode       Mode
-	URL        string
-	Events     []string
+	MerchantID  string
+	Mode        Mode
+	URL         string
+	Events      []string
+	Description string
 }
+
+// MaxEndpointDescriptionLen is how many characters an endpoint's
+// description may have. SPEC.md sets no limit; this one is metadata
+// values' (DESIGN.md 4.5): room for a sentence or two, not a document.
+const MaxEndpointDescriptionLen = 500
 
 // NewEndpoint validates p and returns an enabled endpoint with a fresh id
 // and signing secret.
@@ -69,21 +83,114 @@ func NewEndpoint(p EndpointParams, now time.Time) (*Endpoint, error) {
 	if err != nil {
 		v.add("invalid_value", "events", err.Error())
 	}
+	description := normalizeDescription(&v, p.Description)
 	if err := v.err(); err != nil {
 		return nil, err
 	}
 	now = now.Truncate(time.Second)
 	return &Endpoint{
-		ID:         NewID(PrefixEndpoint, 16),
-		MerchantID: p.MerchantID,
-		Mode:       p.Mode,
-		URL:        p.URL,
-		Events:     events,
-		Enabled:    true,
-		Secret:     NewWebhookSecret(),
-		CreatedAt:  now,
-		UpdatedAt:  now,
+		ID:          NewID(PrefixEndpoint, 16),
+		MerchantID:  p.MerchantID,
+		Mode:        p.Mode,
+		URL:         p.URL,
+		Events:      events,
+		Description: description,
+		Enabled:     true,
+		Secret:      NewWebhookSecret(),
+		CreatedAt:   now,
+		UpdatedAt:   now,
 	}, nil
+}
+
+// normalizeDescription trims an endpoint's description and checks it: at
+// most MaxEndpointDescriptionLen characters, one line, no control
+// characters. "" (no description) is allowed.
+func normalizeDescription(v *violations, s string) string {
+	s = strings.TrimSpace(s)
+	v.checkText("description", s, 0, MaxEndpointDescriptionLen, false)
+	return s
+}
+
+// EndpointUpdate is a change of an endpoint's URL, events or description;
+// a nil field is left as it is. The URL must have been checked by the
+// webhook guard, as for NewEndpoint.
+type EndpointUpdate struct {
+	URL         *string
+	Events      []string // nil: unchanged; empty: refused, as at creation
+	Description *string
+}
+
+// Update applies u to e at now, by the rules of NewEndpoint. On error e is
+// unchanged.
+func (e *Endpoint) Update(u EndpointUpdate, now time.Time) error {
+	var v violations
+	next := *e
+	if u.URL != nil {
+		next.URL = *u.URL
+	}
+	if u.Events != nil {
+		events, err := normalizeEvents(u.Events)
+		if err != nil {
+			v.add("invalid_value", "events", err.Error())
+		}
+		next.Events = events
+	}
+	if u.Description != nil {
+		next.Description = normalizeDescription(&v, *u.Description)
+	}
+	if err := v.err(); err != nil {
+		return err
+	}
+	next.UpdatedAt = now
+	*e = next
+	return nil
+}
+
+// MaxSecretOverlap is the longest a rolled signing secret may stay valid
+// beside the new one (DESIGN.md 9).
+const MaxSecretOverlap = 24 * time.Hour
+
+// RollSecret gives e a new signing secret at now. With keep zero the old
+// secret stops signing at once (SPEC.md's Roll secret); with keep up to
+// MaxSecretOverlap it keeps signing beside the new one until now+keep, so
+// a receiver can switch without refusing a request. The secret kept is
+// always the one just replaced: a roll during an overlap ends the older
+// previous secret at once, so at most two secrets are ever valid.
+func (e *Endpoint) RollSecret(keep time.Duration, now time.Time) error {
+	if keep < 0 || keep > MaxSecretOverlap {
+		return &Error{
+			Code:    EValidationFailed,
+			Message: fmt.Sprintf("The old secret can be kept valid for 0 to 24 hours, not %s.", keep),
+			Param:   "keep",
+			Details: []Violation{{Code: "out_of_range", Param: "keep", Message: "keep must be between 0 and 24 hours"}},
+		}
+	}
+	e.PreviousSecret, e.PreviousSecretExpiresAt = "", time.Time{}
+	if keep > 0 {
+		e.PreviousSecret = e.Secret
+		e.PreviousSecretExpiresAt = ceilSecond(now.Add(keep))
+	}
+	e.Secret = NewWebhookSecret()
+	e.UpdatedAt = now
+	return nil
+}
+
+// ceilSecond rounds t up to a whole second (the precision endpoints are
+// stored with), so a secret is kept at least as long as asked.
+func ceilSecond(t time.Time) time.Time {
+	if s := t.Truncate(time.Second); !s.Equal(t) {
+		return s.Add(time.Second)
+	}
+	return t
+}
+
+// SigningSecrets returns the secrets that sign a request sent at now: the
+// current one first, then the previous one while its overlap lasts.
+func (e *Endpoint) SigningSecrets(now time.Time) []string {
+	if e.PreviousSecret != "" && now.Before(e.PreviousSecretExpiresAt) {
+		return []string{e.Secret, e.PreviousSecret}
+	}
+	return []string{e.Secret}
 }
 
 // ParseEvents reads the events an endpoint subscribes to: "all", or a
@@ -141,12 +248,26 @@ func NewWebhookSecret() string { return WebhookSecretPrefix + NewSecret() }
 // t: t=<unix>,v1=<hex HMAC-SHA256 of "<t>.<body>">, keyed with the whole
 // secret string, prefix included (DESIGN.md section 8).
 func SignWebhook(secret string, t time.Time, body []byte) string {
+	return SignWebhookSecrets([]string{secret}, t, body)
+}
+
+// SignWebhookSecrets returns the Service-Webhook-Signature header of body
+// sent at t signed with each secret, as Stripe signs during a roll: one t
+// and one v1= per secret, in the order given
+// (t=<unix>,v1=<current>,v1=<previous>). A receiver accepts the request
+// when any v1 matches the secret it holds.
+func SignWebhookSecrets(secrets []string, t time.Time, body []byte) string {
 	ts := strconv.FormatInt(t.Unix(), 10)
-	mac := hmac.New(sha256.New, []byte(secret))
-	mac.Write([]byte(ts))
-	mac.Write([]byte{'.'})
-	mac.Write(body)
-	return "t=" + ts + ",v1=" + hex.EncodeToString(mac.Sum(nil))
+	var b strings.Builder
+	b.WriteString("t=" + ts)
+	for _, secret := range secrets {
+		mac := hmac.New(sha256.New, []byte(secret))
+		mac.Write([]byte(ts))
+		mac.Write([]byte{'.'})
+		mac.Write(body)
+		b.WriteString(",v1=" + hex.EncodeToString(mac.Sum(nil)))
+	}
+	return b.String()
 }
 
 // DeliveryStatus is the state of one event's delivery to one endpoint.
@@ -173,8 +294,11 @@ const MaxDeliveryAttempts = 8
 // Delivery is one event on its way to one endpoint. The deliveries table is
 // the dispatcher's queue.
 type Delivery struct {
-	ID         string
-	EventID    string
+	ID      string
+	EventID string
+	// EventType is the event's type, kept on the delivery so that lists
+	// filter by it without reading the events.
+	EventType  string
 	EndpointID string
 	MerchantID string
 	Mode       Mode
@@ -184,15 +308,33 @@ type Delivery struct {
 	NextAttemptAt  time.Time
 	LastStatusCode int // 0 when the last attempt got no response
 	LastError      string
-	CreatedAt      time.Time
-	UpdatedAt      time.Time
+	// ResentAs is the id of the newest delivery a resend (Resend or Retry
+	// all failed) made of this one; "" when it was never resent. Retry all
+	// failed resends only deliveries without one, so it never resends a
+	// delivery twice.
+	ResentAs  string
+	CreatedAt time.Time
+	// UpdatedAt is when the delivery last changed: for a finished one,
+	// when it finished (a resend does not change it).
+	UpdatedAt time.Time
 }
 
 // NewDelivery returns a delivery of event e to endpoint ep, due at now.
 func NewDelivery(e *Event, ep *Endpoint, now time.Time) *Delivery {
+	return newDelivery(e.ID, e.Type, ep, now)
+}
+
+// NewRedelivery returns a new delivery of old's event to ep (old's
+// endpoint, as it is now), due at now: a resend, with attempts from 1.
+func NewRedelivery(old *Delivery, ep *Endpoint, now time.Time) *Delivery {
+	return newDelivery(old.EventID, old.EventType, ep, now)
+}
+
+func newDelivery(eventID, eventType string, ep *Endpoint, now time.Time) *Delivery {
 	return &Delivery{
 		ID:            NewID(PrefixDelivery, 16),
-		EventID:       e.ID,
+		EventID:       eventID,
+		EventType:     eventType,
 		EndpointID:    ep.ID,
 		MerchantID:    ep.MerchantID,
 		Mode:          ep.Mode,

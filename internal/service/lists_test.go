@@ -146,11 +146,6 @@ func TestListRequestLogsInvalid(t *testing.T) {
 	})
 }
 
-func asError(err error, ce **checkout.Error) bool {
-	e, ok := err.(*checkout.Error)
-	*ce = e
-	return ok
-}
 
 // RequestLogIn finds a request by its id in the scope; an id of another
 // store or mode answers exactly as one that does not exist.

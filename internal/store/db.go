@@ -32,6 +32,13 @@ type Dialect struct {
 	// " FOR UPDATE SKIP LOCKED" on PostgreSQL, so nodes claiming at once take
 	// different rows instead of queueing on each other's; "" on SQLite.
 	SkipLocked string
+	// IndexedBy returns the clause that makes a SELECT read the named
+	// index, placed after its table: " INDEXED BY name" on SQLite, whose
+	// planner has no statistics (no ANALYZE) and can take an index that
+	// filters but does not order, then sort every row; "" on PostgreSQL,
+	// whose planner has them. On SQLite a query the index cannot serve
+	// fails instead of scanning, which the tests see.
+	IndexedBy func(index string) string
 	// MigrationLock, when set, runs first in the migration transaction so
 	// that nodes starting together migrate one at a time.
 	MigrationLock string

@@ -12,26 +12,48 @@ import (
 	"github.com/checkoutd/checkoutd/checkout"
 )
 
-const deliveryColumns = `id, event_id, endpoint_id, store_id, mode, status, attempts, next_attempt_at_ms, last_status_code, last_error, created_at_ms, updated_at_ms`
+const deliveryColumns = `id, event_id, endpoint_id, store_id, mode, status, attempts, next_attempt_at_ms, last_status_code, last_error, created_at_ms, updated_at_ms, event_type, resent_as`
+
+// prefixed returns the comma-separated columns cols, each qualified with
+// the table alias a ("d" gives d.id, d.event_id, ...).
+func prefixed(a, cols string) string {
+	parts := strings.Split(cols, ", ")
+	for i, c := range parts {
+		parts[i] = a + "." + c
+	}
+	return strings.Join(parts, ", ")
+}
+
+// deliveryFields are the columns of deliveryColumns that scanDelivery reads
+// into d, with the temporaries it converts from.
+type deliveryFields struct{ next, created, updated int64 }
+
+func (f *deliveryFields) dest(d *checkout.Delivery) []any {
+	return []any{&d.ID, &d.EventID, &d.EndpointID, &d.MerchantID, &d.Mode, &d.Status, &d.Attempts, &f.next,
+		&d.LastStatusCode, &d.LastError, &f.created, &f.updated, &d.EventType, &d.ResentAs}
+}
+
+func (f *deliveryFields) fill(d *checkout.Delivery) {
+	d.NextAttemptAt = time.UnixMilli(f.next)
+	d.CreatedAt = time.UnixMilli(f.created)
+	d.UpdatedAt = time.UnixMilli(f.updated)
+}
 
 func scanDelivery(row scanner) (*checkout.Delivery, error) {
 	var d checkout.Delivery
-	var next, created, updated int64
-	if err := row.Scan(&d.ID, &d.EventID, &d.EndpointID, &d.MerchantID, &d.Mode, &d.Status, &d.Attempts, &next,
-		&d.LastStatusCode, &d.LastError, &created, &updated); err != nil {
+	var f deliveryFields
+	if err := row.Scan(f.dest(&d)...); err != nil {
 		return nil, err
 	}
-	d.NextAttemptAt = time.UnixMilli(next)
-	d.CreatedAt = time.UnixMilli(created)
-	d.UpdatedAt = time.UnixMilli(updated)
+	f.fill(&d)
 	return &d, nil
 }
 
 // DeliveryInsert stores a new delivery.
 func (tx *Tx) DeliveryInsert(ctx context.Context, d *checkout.Delivery) error {
-	_, err := tx.exec(ctx, `INSERT INTO deliveries (`+deliveryColumns+`) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`,
+	_, err := tx.exec(ctx, `INSERT INTO deliveries (`+deliveryColumns+`) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)`,
 		d.ID, d.EventID, d.EndpointID, d.MerchantID, string(d.Mode), string(d.Status), d.Attempts, d.NextAttemptAt.UnixMilli(),
-		d.LastStatusCode, d.LastError, d.CreatedAt.UnixMilli(), d.UpdatedAt.UnixMilli())
+		d.LastStatusCode, d.LastError, d.CreatedAt.UnixMilli(), d.UpdatedAt.UnixMilli(), d.EventType, d.ResentAs)
 	return tx.db.translate(err)
 }
 
@@ -49,7 +71,7 @@ func (tx *Tx) DeliveryCancelPending(ctx context.Context, endpointID string, now 
 func (db *DB) DeliveryGet(ctx context.Context, id string) (*checkout.Delivery, error) {
 	d, err := scanDelivery(db.readRow(ctx, `SELECT `+deliveryColumns+` FROM deliveries WHERE id = $1`, id))
 	if errors.Is(err, sql.ErrNoRows) {
-		return nil, checkout.Errorf(checkout.ENotFound, "No such delivery: %s.", id)
+		return nil, checkout.DeliveryNotFound(id)
 	}
 	return d, db.translate(err)
 }
@@ -67,23 +89,26 @@ func (db *DB) DeliveryList(ctx context.Context, p checkout.DeliveryListParams) (
 	return collect(db, rows, scanDelivery)
 }
 
+const attemptColumns = `delivery_id, number, started_at_ms, duration_us, status_code, error, response_body`
+
+func scanAttempt(row scanner) (*checkout.Attempt, error) {
+	var a checkout.Attempt
+	var started, durUS int64
+	if err := row.Scan(&a.DeliveryID, &a.Number, &started, &durUS, &a.StatusCode, &a.Error, &a.ResponseBody); err != nil {
+		return nil, err
+	}
+	a.StartedAt = time.UnixMilli(started)
+	a.Duration = time.Duration(durUS) * time.Microsecond
+	return &a, nil
+}
+
 // AttemptList returns a delivery's attempts in order.
 func (db *DB) AttemptList(ctx context.Context, deliveryID string) ([]*checkout.Attempt, error) {
-	rows, err := db.readRows(ctx, `SELECT delivery_id, number, started_at_ms, duration_us, status_code, error, response_body
-		FROM delivery_attempts WHERE delivery_id = $1 ORDER BY seq`, deliveryID)
+	rows, err := db.readRows(ctx, `SELECT `+attemptColumns+` FROM delivery_attempts WHERE delivery_id = $1 ORDER BY seq`, deliveryID)
 	if err != nil {
 		return nil, db.translate(err)
 	}
-	return collect(db, rows, func(row scanner) (*checkout.Attempt, error) {
-		var a checkout.Attempt
-		var started, durUS int64
-		if err := row.Scan(&a.DeliveryID, &a.Number, &started, &durUS, &a.StatusCode, &a.Error, &a.ResponseBody); err != nil {
-			return nil, err
-		}
-		a.StartedAt = time.UnixMilli(started)
-		a.Duration = time.Duration(durUS) * time.Microsecond
-		return &a, nil
-	})
+	return collect(db, rows, scanAttempt)
 }
 
 // candidatesQuery picks the deliveries to claim, without locking them: it
@@ -167,9 +192,7 @@ func (db *DB) DeliveryClaim(ctx context.Context, p ClaimParams) ([]*Claim, error
 		if n, err := tx.lease(ctx, ids, p); err != nil || n == 0 {
 			return err
 		}
-		rows, err = tx.rows(ctx, `SELECT
-			d.id, d.event_id, d.endpoint_id, d.store_id, d.mode, d.status, d.attempts, d.next_attempt_at_ms, d.last_status_code, d.last_error, d.created_at_ms, d.updated_at_ms,
-			e.id, e.store_id, e.mode, e.url, e.events, e.enabled, e.secret, e.created_at, e.updated_at,
+		rows, err = tx.rows(ctx, `SELECT `+prefixed("d", deliveryColumns)+`, `+prefixed("e", endpointColumns)+`,
 			v.id, v.store_id, v.mode, v.type, v.created_at, v.data
 			FROM deliveries d
 			JOIN endpoints e ON e.id = d.endpoint_id
@@ -190,18 +213,17 @@ func scanClaim(row scanner) (*Claim, error) {
 	var d checkout.Delivery
 	var e checkout.Endpoint
 	var v checkout.Event
-	var next, dCreated, dUpdated, eCreated, eUpdated, vCreated int64
-	var events, data string
-	var enabled int
-	err := row.Scan(&d.ID, &d.EventID, &d.EndpointID, &d.MerchantID, &d.Mode, &d.Status, &d.Attempts, &next, &d.LastStatusCode, &d.LastError, &dCreated, &dUpdated,
-		&e.ID, &e.MerchantID, &e.Mode, &e.URL, &events, &enabled, &e.Secret, &eCreated, &eUpdated,
-		&v.ID, &v.MerchantID, &v.Mode, &v.Type, &vCreated, &data)
-	if err != nil {
+	var df deliveryFields
+	var ef endpointFields
+	var vCreated int64
+	var data string
+	dest := append(df.dest(&d), ef.dest(&e)...)
+	dest = append(dest, &v.ID, &v.MerchantID, &v.Mode, &v.Type, &vCreated, &data)
+	if err := row.Scan(dest...); err != nil {
 		return nil, err
 	}
-	d.NextAttemptAt, d.CreatedAt, d.UpdatedAt = time.UnixMilli(next), time.UnixMilli(dCreated), time.UnixMilli(dUpdated)
-	e.Events, e.Enabled = strings.Split(events, ","), enabled != 0
-	e.CreatedAt, e.UpdatedAt = time.Unix(eCreated, 0), time.Unix(eUpdated, 0)
+	df.fill(&d)
+	ef.fill(&e)
 	v.CreatedAt, v.Object = time.Unix(vCreated, 0), []byte(data)
 	c.Delivery, c.Endpoint, c.Event = &d, &e, &v
 	return &c, nil
@@ -260,17 +282,17 @@ func (db *DB) DeliveryRecordAll(ctx context.Context, rs []AttemptRecord) ([]bool
 // deleted meanwhile (its endpoint was) gets no attempt record, which nothing
 // would ever purge.
 func (tx *Tx) deliveryRecord(ctx context.Context, owner string, a *checkout.Attempt, d *checkout.Delivery) (bool, error) {
-	var id string
-	err := tx.row(ctx, `SELECT id FROM deliveries WHERE id = $1`+tx.db.dialect.ForUpdate, d.ID).Scan(&id)
+	var endpointID string
+	err := tx.row(ctx, `SELECT endpoint_id FROM deliveries WHERE id = $1`+tx.db.dialect.ForUpdate, d.ID).Scan(&endpointID)
 	if errors.Is(err, sql.ErrNoRows) {
 		return false, nil
 	}
 	if err != nil {
 		return false, err
 	}
-	_, err = tx.exec(ctx, `INSERT INTO delivery_attempts (delivery_id, number, started_at_ms, duration_us, status_code, error, response_body)
-		VALUES ($1, $2, $3, $4, $5, $6, $7)`,
-		a.DeliveryID, a.Number, a.StartedAt.UnixMilli(), a.Duration.Microseconds(), a.StatusCode, a.Error, a.ResponseBody)
+	_, err = tx.exec(ctx, `INSERT INTO delivery_attempts (delivery_id, number, started_at_ms, duration_us, status_code, error, response_body, endpoint_id)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
+		a.DeliveryID, a.Number, a.StartedAt.UnixMilli(), a.Duration.Microseconds(), a.StatusCode, a.Error, a.ResponseBody, endpointID)
 	if err != nil {
 		return false, err
 	}

@@ -1,5 +1,13 @@
 package store
 
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/checkoutd/checkoutd/checkout"
+)
+
 // SetClaimHook makes DeliveryClaim call fn between reading its candidates
 // and leasing them, so that a test can change the rows in between, as
 // another node would.
@@ -9,4 +17,71 @@ func SetClaimHook(db *DB, fn func()) { db.claimHook = fn }
 // call hook after each batch, with no transaction open.
 func SetPurgeBatch(db *DB, n int, hook func(table string, deleted int64)) {
 	db.purgeBatch, db.purgeHook = n, hook
+}
+
+// DeliveryListQuery is the query DeliveryListPage runs for f.
+func DeliveryListQuery(db *DB, f checkout.DeliveryFilter) (string, []any) {
+	if f.Limit <= 0 {
+		f.Limit = checkout.DefaultDeliveryPageSize
+	}
+	return db.deliveryListQuery(&f)
+}
+
+// Explain returns the plan of query: SQLite's EXPLAIN QUERY PLAN, or
+// PostgreSQL's EXPLAIN with sequential scans and sorts priced out of reach,
+// so that the plan shows the index the planner can use rather than what a
+// table of a few rows makes cheapest.
+func Explain(ctx context.Context, db *DB, query string, args ...any) (string, error) {
+	tx, err := db.write.BeginTx(ctx, nil)
+	if err != nil {
+		return "", err
+	}
+	defer tx.Rollback()
+	prefix := "EXPLAIN QUERY PLAN "
+	if db.dialect.Name == "postgres" {
+		prefix = "EXPLAIN "
+		for _, q := range []string{`SET LOCAL enable_seqscan = off`, `SET LOCAL enable_bitmapscan = off`, `SET LOCAL plan_cache_mode = force_generic_plan`} {
+			if _, err := tx.ExecContext(ctx, q); err != nil {
+				return "", err
+			}
+		}
+	}
+	rows, err := tx.QueryContext(ctx, prefix+query, args...)
+	if err != nil {
+		return "", err
+	}
+	defer rows.Close()
+	cols, _ := rows.Columns()
+	var out []string
+	for rows.Next() {
+		dest := make([]any, len(cols))
+		for i := range dest {
+			dest[i] = new(any)
+		}
+		if err := rows.Scan(dest...); err != nil {
+			return "", err
+		}
+		out = append(out, fmt.Sprint(*(dest[len(dest)-1].(*any))))
+	}
+	return strings.Join(out, "\n"), rows.Err()
+}
+
+// EndpointQueries are the queries of an endpoint's health and of Retry all
+// failed, each with the indexes it may read ("a|b") and arguments to
+// explain it with.
+func EndpointQueries(db *DB) []struct {
+	Index, Query string
+	Args         []any
+} {
+	return []struct {
+		Index, Query string
+		Args         []any
+	}{
+		{"deliveries_endpoint_finished", healthCountsQuery, []any{"we_x", int64(1), int64(2), int64(3)}},
+		{"deliveries_pending_endpoint|deliveries_endpoint_status", healthQueuedQuery, []any{"we_x"}},
+		{"delivery_attempts_endpoint_ok", healthLastSuccessQuery, []any{"we_x"}},
+		{"delivery_attempts_endpoint_failed", healthLastFailureQuery, []any{"we_x"}},
+		{"delivery_attempts_endpoint_failed", healthFailingSinceQuery, []any{"we_x", int64(1)}},
+		{"deliveries_endpoint_retryable", fmt.Sprintf(retryableQuery, db.dialect.IndexedBy("deliveries_endpoint_retryable")), []any{"we_x", int64(1), 10}},
+	}
 }

@@ -31,6 +31,118 @@ func freshDatabase(t *testing.T, name string) (open func() (*store.DB, error), d
 	return nil, "", ""
 }
 
+// undo0011 undoes migration 0011 (the dashboard's lists) on either
+// database; undo0010 follows it.
+var undo0011 = []string{
+	`ALTER TABLE api_keys DROP COLUMN last_used_at`,
+	`ALTER TABLE api_keys DROP COLUMN name`,
+	`DROP INDEX events_type`,
+	`DROP INDEX events_list`,
+	`CREATE INDEX events_store ON events (store_id, mode, seq)`,
+	`DROP INDEX request_logs_key`,
+	`DROP INDEX request_logs_path`,
+	`DROP INDEX request_logs_method`,
+	`DROP INDEX request_logs_class`,
+	`DROP INDEX request_logs_list`,
+	`CREATE INDEX request_logs_store ON request_logs (store_id, mode, created_at_ms)`,
+}
+
+// undo0010 undoes migration 0010 (the dashboard's webhooks) on either
+// database.
+var undo0010 = []string{
+	`DROP INDEX deliveries_endpoint_retryable`,
+	`DROP INDEX delivery_attempts_endpoint_failed`,
+	`DROP INDEX delivery_attempts_endpoint_ok`,
+	`DROP INDEX deliveries_endpoint_finished`,
+	`DROP INDEX deliveries_endpoint_type`,
+	`DROP INDEX deliveries_endpoint_status`,
+	`DROP INDEX deliveries_endpoint_created`,
+	`DROP INDEX deliveries_scope_type`,
+	`DROP INDEX deliveries_scope_status`,
+	`DROP INDEX deliveries_scope_created`,
+	`ALTER TABLE delivery_attempts DROP COLUMN endpoint_id`,
+	`ALTER TABLE deliveries DROP COLUMN resent_as`,
+	`ALTER TABLE deliveries DROP COLUMN event_type`,
+	`ALTER TABLE endpoints DROP COLUMN previous_secret_expires_at`,
+	`ALTER TABLE endpoints DROP COLUMN previous_secret`,
+	`ALTER TABLE endpoints DROP COLUMN description`,
+	`DELETE FROM schema_migrations WHERE version >= 10`,
+}
+
+// TestMigrateDashboardWebhooks upgrades a database of version 9 holding an
+// endpoint, a delivery and its attempt: the delivery gets its event's type
+// and the attempt its endpoint (so the list and health find them), and the
+// endpoint no description and no previous secret.
+func TestMigrateDashboardWebhooks(t *testing.T) {
+	ctx := context.Background()
+	for _, name := range storetest.Databases {
+		t.Run(name, func(t *testing.T) {
+			open, driver, dsn := freshDatabase(t, name)
+			db, err := open()
+			if err != nil {
+				t.Fatal(err)
+			}
+			at := time.Unix(1_790_000_000, 0)
+			m := &checkout.Merchant{ID: checkout.NewStoreID(), Name: "Acme", Currency: "USD", CreatedAt: at}
+			ep := &checkout.Endpoint{ID: checkout.NewID(checkout.PrefixEndpoint, 16), MerchantID: m.ID, Mode: checkout.ModeTest,
+				URL: "https://hooks.example.com/", Events: []string{checkout.AllEvents}, Enabled: true, Secret: checkout.NewWebhookSecret(),
+				CreatedAt: at, UpdatedAt: at}
+			e, _ := checkout.NewEvent(checkout.EventCheckoutCompleted, m.ID, checkout.ModeTest, map[string]string{}, at)
+			d := checkout.NewDelivery(e, ep, at)
+			err = db.InTx(ctx, func(tx checkout.Tx) error {
+				for _, f := range []func() error{
+					func() error { return tx.MerchantInsert(ctx, m) },
+					func() error { return tx.EndpointInsert(ctx, ep) },
+					func() error { return tx.EventInsert(ctx, e) },
+					func() error { return tx.DeliveryInsert(ctx, d) },
+				} {
+					if err := f(); err != nil {
+						return err
+					}
+				}
+				return nil
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			db.Close()
+
+			raw, err := sql.Open(driver, dsn)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, q := range append(append(undo0011, undo0010...),
+				`INSERT INTO delivery_attempts (delivery_id, number, started_at_ms, duration_us, status_code, error, response_body)
+					VALUES ('`+d.ID+`', 1, 1790000000000, 1000, 500, 'receiver answered 500', '')`,
+				`UPDATE deliveries SET status = 'failed'`,
+			) {
+				if _, err := raw.ExecContext(ctx, q); err != nil {
+					t.Fatalf("%s: %v", q, err)
+				}
+			}
+			raw.Close()
+
+			db, err = open()
+			if err != nil {
+				t.Fatalf("upgrade to 10: %v", err)
+			}
+			defer db.Close()
+			got, err := db.DeliveryGet(ctx, d.ID)
+			if err != nil || got.EventType != checkout.EventCheckoutCompleted || got.ResentAs != "" {
+				t.Errorf("delivery after the upgrade = %+v, %v; want its event's type and no resend", got, err)
+			}
+			h, err := db.EndpointHealthGet(ctx, ep.ID, at.Add(time.Hour))
+			if err != nil || h.LastFailure == nil || h.LastFailure.DeliveryID != d.ID || h.Week.Failed != 1 {
+				t.Errorf("health after the upgrade = %+v, %v; want the attempt found by its endpoint", h, err)
+			}
+			gotEp, err := db.EndpointGet(ctx, ep.ID)
+			if err != nil || gotEp.Description != "" || gotEp.PreviousSecret != "" || !gotEp.PreviousSecretExpiresAt.IsZero() {
+				t.Errorf("endpoint after the upgrade = %+v, %v", gotEp, err)
+			}
+		})
+	}
+}
+
 // TestMigrateCryptoTxHash upgrades a database of version 3 that holds one
 // crypto transaction recorded twice for a session (as concurrent reports
 // could record it before version 4): the upgrade succeeds, the first record
@@ -71,18 +183,7 @@ func TestMigrateCryptoTxHash(t *testing.T) {
 				t.Fatal(err)
 			}
 			// (Each migration after 4 is undone here too.)
-			for _, q := range []string{
-				`ALTER TABLE api_keys DROP COLUMN last_used_at`,
-				`ALTER TABLE api_keys DROP COLUMN name`,
-				`DROP INDEX events_type`,
-				`DROP INDEX events_list`,
-				`CREATE INDEX events_store ON events (store_id, mode, seq)`,
-				`DROP INDEX request_logs_key`,
-				`DROP INDEX request_logs_path`,
-				`DROP INDEX request_logs_method`,
-				`DROP INDEX request_logs_class`,
-				`DROP INDEX request_logs_list`,
-				`CREATE INDEX request_logs_store ON request_logs (store_id, mode, created_at_ms)`,
+			for _, q := range append(append(undo0011, undo0010...), []string{
 				`DROP TABLE setup_tokens`,
 				`DROP TABLE dashboard_sessions`,
 				`DROP TABLE memberships`,
@@ -106,7 +207,7 @@ func TestMigrateCryptoTxHash(t *testing.T) {
 				`INSERT INTO payments SELECT 'pay_second', session_id, store_id, mode, method, 'failed', 0, amount, amount_refunded, fee, currency,
 					card_brand, card_last4, buyer_country, customer_name, receipt_email, 'duplicate_payment', failure_message, details,
 					dispute_on_success, NULL, created_at + 1, updated_at + 1, NULL FROM payments WHERE id = '` + first.ID + `'`,
-			} {
+			}...) {
 				if _, err := raw.ExecContext(ctx, q); err != nil {
 					t.Fatalf("%s: %v", q, err)
 				}

@@ -10,26 +10,52 @@ import (
 	"github.com/checkoutd/checkoutd/checkout"
 )
 
-const endpointColumns = `id, store_id, mode, url, events, enabled, secret, created_at, updated_at`
+const endpointColumns = `id, store_id, mode, url, events, enabled, secret, created_at, updated_at, description, previous_secret, previous_secret_expires_at`
+
+// endpointFields are the columns of endpointColumns that scanEndpoint
+// reads into e, with the temporaries it converts from.
+type endpointFields struct {
+	events          string
+	enabled         int
+	created, update int64
+	previousExpires int64
+}
+
+func (f *endpointFields) dest(e *checkout.Endpoint) []any {
+	return []any{&e.ID, &e.MerchantID, &e.Mode, &e.URL, &f.events, &f.enabled, &e.Secret, &f.created, &f.update,
+		&e.Description, &e.PreviousSecret, &f.previousExpires}
+}
+
+func (f *endpointFields) fill(e *checkout.Endpoint) {
+	e.Events = strings.Split(f.events, ",")
+	e.Enabled = f.enabled != 0
+	e.CreatedAt = time.Unix(f.created, 0)
+	e.UpdatedAt = time.Unix(f.update, 0)
+	if f.previousExpires != 0 {
+		e.PreviousSecretExpiresAt = time.Unix(f.previousExpires, 0)
+	}
+}
 
 func scanEndpoint(row scanner) (*checkout.Endpoint, error) {
 	var e checkout.Endpoint
-	var events string
-	var enabled int
-	var created, updated int64
-	if err := row.Scan(&e.ID, &e.MerchantID, &e.Mode, &e.URL, &events, &enabled, &e.Secret, &created, &updated); err != nil {
+	var f endpointFields
+	if err := row.Scan(f.dest(&e)...); err != nil {
 		return nil, err
 	}
-	e.Events = strings.Split(events, ",")
-	e.Enabled = enabled != 0
-	e.CreatedAt = time.Unix(created, 0)
-	e.UpdatedAt = time.Unix(updated, 0)
+	f.fill(&e)
 	return &e, nil
 }
 
-func endpointNotFound(id string) error {
-	return checkout.Errorf(checkout.ENotFound, "No such webhook endpoint: %s.", id)
+// unixOrZero is a time for a NOT NULL column of Unix seconds where 0 means
+// none.
+func unixOrZero(t time.Time) int64 {
+	if t.IsZero() {
+		return 0
+	}
+	return t.Unix()
 }
+
+func endpointNotFound(id string) error { return checkout.EndpointNotFound(id) }
 
 // EndpointGet returns an endpoint by id.
 func (db *DB) EndpointGet(ctx context.Context, id string) (*checkout.Endpoint, error) {
@@ -61,9 +87,9 @@ func (tx *Tx) MerchantLock(ctx context.Context, id string) error {
 
 // EndpointInsert stores a new endpoint.
 func (tx *Tx) EndpointInsert(ctx context.Context, e *checkout.Endpoint) error {
-	_, err := tx.exec(ctx, `INSERT INTO endpoints (`+endpointColumns+`) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
+	_, err := tx.exec(ctx, `INSERT INTO endpoints (`+endpointColumns+`) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`,
 		e.ID, e.MerchantID, string(e.Mode), e.URL, strings.Join(e.Events, ","), boolInt(e.Enabled), e.Secret,
-		e.CreatedAt.Unix(), e.UpdatedAt.Unix())
+		e.CreatedAt.Unix(), e.UpdatedAt.Unix(), e.Description, e.PreviousSecret, unixOrZero(e.PreviousSecretExpiresAt))
 	return tx.db.translate(err)
 }
 
@@ -78,8 +104,10 @@ func (tx *Tx) EndpointGetForUpdate(ctx context.Context, id string) (*checkout.En
 
 // EndpointUpdate writes an endpoint's mutable fields.
 func (tx *Tx) EndpointUpdate(ctx context.Context, e *checkout.Endpoint) error {
-	res, err := tx.exec(ctx, `UPDATE endpoints SET enabled = $2, secret = $3, updated_at = $4 WHERE id = $1`,
-		e.ID, boolInt(e.Enabled), e.Secret, e.UpdatedAt.Unix())
+	res, err := tx.exec(ctx, `UPDATE endpoints SET url = $2, events = $3, description = $4, enabled = $5, secret = $6,
+		previous_secret = $7, previous_secret_expires_at = $8, updated_at = $9 WHERE id = $1`,
+		e.ID, e.URL, strings.Join(e.Events, ","), e.Description, boolInt(e.Enabled), e.Secret,
+		e.PreviousSecret, unixOrZero(e.PreviousSecretExpiresAt), e.UpdatedAt.Unix())
 	if err != nil {
 		return tx.db.translate(err)
 	}

@@ -339,7 +339,8 @@ func (d *Dispatcher) store(batch []*pendingRecord) {
 
 // Send makes one attempt of a claimed delivery at now: the event as the
 // body, the headers of SPEC.md, signed afresh with the endpoint's current
-// secret.
+// secret and, while a roll's overlap lasts at now, its previous one too
+// (one v1= each, the current first).
 func Send(client *http.Client, c *store.Claim, now time.Time) *checkout.Attempt {
 	a := &checkout.Attempt{DeliveryID: c.Delivery.ID, Number: c.Delivery.Attempts + 1, StartedAt: now}
 	body, err := json.Marshal(c.Event)
@@ -355,7 +356,7 @@ func Send(client *http.Client, c *store.Claim, now time.Time) *checkout.Attempt 
 	h := req.Header
 	h["Content-Type"] = []string{"application/json"}
 	h["User-Agent"] = []string{UserAgent}
-	h["Service-Webhook-Signature"] = []string{checkout.SignWebhook(c.Endpoint.Secret, now, body)}
+	h["Service-Webhook-Signature"] = []string{checkout.SignWebhookSecrets(c.Endpoint.SigningSecrets(now), now, body)}
 	h["Service-Event-Id"] = []string{c.Event.ID}
 	h["Service-Event-Type"] = []string{c.Event.Type}
 	h["Service-Delivery-Id"] = []string{c.Delivery.ID}

@@ -52,6 +52,7 @@ var Dialect = store.Dialect{
 	// Nodes that start together migrate one at a time.
 	MigrationLock: `SELECT pg_advisory_xact_lock(7348219011)`,
 	Param:         func(i int) string { return "$" + strconv.Itoa(i) },
+	IndexedBy:     func(string) string { return "" },
 	Translate:     translate,
 	Migrations:    store.SubFS(migrations, "migrations"),
 }

@@ -111,6 +111,7 @@ var Dialect = store.Dialect{
 	Param:      func(int) string { return "?" },
 	// modernc.org/sqlite parses a query's text at every call.
 	CacheStatements: true,
+	IndexedBy:       func(index string) string { return " INDEXED BY " + index },
 	Translate:       translate,
 	Migrations:      store.SubFS(migrations, "migrations"),
 }

@@ -70,6 +70,7 @@ func Exercise(t *testing.T, open func(t *testing.T) *store.DB) {
 		{"Close", testClose},
 	}
 	tests = append(tests, webhookTests...)
+	tests = append(tests, dashboardWebhookTests...)
 	tests = append(tests, paymentTests...)
 	tests = append(tests, accountTests...)
 	tests = append(tests, dashboardTests...)
