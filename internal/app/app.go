@@ -8,6 +8,7 @@ import (
 	"context"
 	"crypto/x509"
 	"log/slog"
+	"net"
 	"net/http"
 	"sync"
 	"time"
@@ -52,6 +53,10 @@ type Config struct {
 	// RootCAs are the roots webhook receivers' certificates are checked
 	// against; the system's when nil.
 	RootCAs *x509.CertPool
+	// WebhookDial connects to webhook receivers (after the guard's
+	// checks); the network's when nil. Tests deliver to receivers of a fake
+	// internet with it.
+	WebhookDial func(ctx context.Context, network, address string) (net.Conn, error)
 	// WebhookWorkers, WebhookPerEndpoint and WebhookLease are the
 	// dispatcher's (webhook.Config).
 	WebhookWorkers     int
@@ -116,7 +121,7 @@ func New(cfg Config) *App {
 	a := &App{log: cfg.Logger}
 	a.Dispatcher = webhook.New(webhook.Config{
 		Store:       cfg.Store,
-		Client:      webhook.NewClient(webhook.ClientConfig{Guard: guard, RootCAs: cfg.RootCAs}),
+		Client:      webhook.NewClient(webhook.ClientConfig{Guard: guard, RootCAs: cfg.RootCAs, Dial: cfg.WebhookDial}),
 		Now:         cfg.Now,
 		Logger:      cfg.Logger,
 		Workers:     cfg.WebhookWorkers,

@@ -100,6 +100,17 @@ func New(svc *service.Service, baseURL string, log *slog.Logger) *Dashboard {
 			return strconv.FormatFloat(float64(d.Microseconds())/1000, 'f', 1, 64) + " ms"
 		},
 		"deliveryClass": deliveryClass,
+		"rate": func(c checkout.DeliveryCounts) string {
+			r, ok := c.SuccessRate()
+			if !ok {
+				return "—"
+			}
+			return strconv.FormatFloat(r*100, 'f', 1, 64) + "%"
+		},
+		"maxRetry": func() int { return checkout.MaxRetryFailed },
+		"deliveryRows": func(ds []*checkout.Delivery, eps map[string]*checkout.Endpoint, l Layout) deliveryRows {
+			return deliveryRows{Deliveries: ds, Endpoints: eps, Layout: l}
+		},
 		"endpointLabel": func(eps map[string]*checkout.Endpoint, id string) string {
 			if ep := eps[id]; ep != nil {
 				return ep.URL
@@ -259,6 +270,10 @@ type Layout struct {
 	Stores  []*checkout.Merchant
 	Mode    checkout.Mode
 	Section string
+	// Here is where the mode and store switches go when not to Section: the
+	// page's list, for a page of one object (which exists in one store and
+	// mode only), or a page outside Section's path.
+	Here string
 }
 
 type signInView struct {

@@ -43,8 +43,18 @@ type env struct {
 
 func newEnv(t *testing.T, db *store.DB, baseURL string) *env {
 	t.Helper()
+	return newEnvWith(t, db, baseURL, nil)
+}
+
+// newEnvWith is newEnv with a change to the application's configuration.
+func newEnvWith(t *testing.T, db *store.DB, baseURL string, configure func(*app.Config)) *env {
+	t.Helper()
 	clk := clock.NewFake(t0)
-	a := app.New(app.Config{Store: db, Logger: logtest.Logger(t), Now: clk.Now, CacheNow: clk.Now, BaseURL: baseURL, CheckoutBaseURL: baseURL})
+	cfg := app.Config{Store: db, Logger: logtest.Logger(t), Now: clk.Now, CacheNow: clk.Now, BaseURL: baseURL, CheckoutBaseURL: baseURL}
+	if configure != nil {
+		configure(&cfg)
+	}
+	a := app.New(cfg)
 	t.Cleanup(a.Close)
 	srv := httptest.NewServer(a.Handler)
 	t.Cleanup(srv.Close)

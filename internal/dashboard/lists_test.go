@@ -152,7 +152,7 @@ func TestLogsPage(t *testing.T) {
 		if p := e.get(logs+"?status=4xx&method=GET", ann); strings.Contains(p.body, badID) || !strings.Contains(p.body, getID) {
 			t.Errorf("4xx GET filter: %s", p.body)
 		}
-		if p := e.get(logs+"?status=3xx", ann); p.status != http.StatusBadRequest || !strings.Contains(p.body, "Status must be 2xx, 4xx or 5xx") {
+		if p := e.get(logs+"?status=3xx", ann); p.status != http.StatusBadRequest || !strings.Contains(p.body, "Must be 2xx, 4xx or 5xx") {
 			t.Errorf("a bad status class = %d: %s", p.status, p.body)
 		}
 

@@ -1,6 +1,7 @@
 package dashboard
 
 import (
+	"cmp"
 	"net/http"
 	"strings"
 
@@ -98,17 +99,20 @@ func (l Layout) IsTest() bool { return l.Mode == checkout.ModeTest }
 // Path is the path of a section of the page's store and mode.
 func (l Layout) Path(section string) string { return storePath(l.Store.ID, l.Mode, section) }
 
-// SwitchModePath is the page's section in the other mode.
+// SwitchModePath is the page in the other mode: its Here, else its
+// section.
 func (l Layout) SwitchModePath() string {
 	other := checkout.ModeLive
 	if l.Mode == checkout.ModeLive {
 		other = checkout.ModeTest
 	}
-	return storePath(l.Store.ID, other, l.Section)
+	return storePath(l.Store.ID, other, cmp.Or(l.Here, l.Section))
 }
 
-// SwitchStorePath is the page's section and mode in another store.
-func (l Layout) SwitchStorePath(storeID string) string { return storePath(storeID, l.Mode, l.Section) }
+// SwitchStorePath is the page, or its list, in another store.
+func (l Layout) SwitchStorePath(storeID string) string {
+	return storePath(storeID, l.Mode, cmp.Or(l.Here, l.Section))
+}
 
 // Current is "page" when section is the page's (for aria-current), else "".
 func (l Layout) Current(section string) string {

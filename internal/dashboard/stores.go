@@ -2,6 +2,7 @@ package dashboard
 
 import (
 	"net/http"
+	"strings"
 
 	"github.com/checkoutd/checkoutd/checkout"
 )
@@ -112,11 +113,22 @@ func fieldErrors(err error) (map[string]string, bool) {
 	errs := map[string]string{}
 	for _, v := range ce.Details {
 		if _, dup := errs[v.Param]; !dup {
-			errs[v.Param] = sentence(v.Message)
+			errs[v.Param] = sentence(besideField(v.Param, v.Message))
 		}
 	}
 	if len(ce.Details) == 0 {
-		errs[ce.Param] = sentence(ce.Message)
+		errs[ce.Param] = sentence(besideField(ce.Param, ce.Message))
 	}
 	return errs, true
+}
+
+// besideField drops the field's name from the start of a message shown
+// beside the field: "url must use https" reads "Must use https" there.
+func besideField(param, msg string) string {
+	if param != "" {
+		if rest, ok := strings.CutPrefix(msg, param+" "); ok {
+			return rest
+		}
+	}
+	return msg
 }

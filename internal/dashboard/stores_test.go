@@ -40,7 +40,7 @@ func TestCreateStore(t *testing.T) {
 			t.Fatalf("create with bad fields = %d: %s", p.status, p.body)
 		}
 		for _, want := range []string{`id="currency-error"`, `id="website-error"`, `id="sd-error"`, `value="Ann&#39;s &lt;shop&gt;"`,
-			`value="EURO"`, `value="http://ann.example"`, "must use https"} {
+			`value="EURO"`, `value="http://ann.example"`, "Must use https"} {
 			if !strings.Contains(p.body, want) {
 				t.Errorf("the refused form has no %s", want)
 			}

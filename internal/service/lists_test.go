@@ -146,7 +146,6 @@ func TestListRequestLogsInvalid(t *testing.T) {
 	})
 }
 
-
 // RequestLogIn finds a request by its id in the scope; an id of another
 // store or mode answers exactly as one that does not exist.
 func TestRequestLogIn(t *testing.T) {
