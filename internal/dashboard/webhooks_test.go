@@ -147,7 +147,7 @@ func TestWebhookEndpoints(t *testing.T) {
 			!strings.Contains(p.body, rolled.Secret) || !strings.Contains(p.body, ep.Secret) {
 			t.Fatalf("roll with overlap = %d; the endpoint %+v", p.status, rolled)
 		}
-		if !rolled.PreviousSecretExpiresAt.Equal(e.clock.Now().Add(24 * time.Hour).Truncate(time.Millisecond)) &&
+		if !rolled.PreviousSecretExpiresAt.Equal(e.clock.Now().Add(24*time.Hour).Truncate(time.Millisecond)) &&
 			!rolled.PreviousSecretExpiresAt.Equal(e.clock.Now().Add(24*time.Hour).Truncate(time.Second)) {
 			t.Errorf("the old secret expires at %v; want 24 h from now", rolled.PreviousSecretExpiresAt)
 		}
