@@ -78,6 +78,9 @@ type config struct {
 	// scale are the numbers of stored sessions the scale rows read from,
 	// in increasing order; none by default.
 	scale []int
+	// deliveries is how many deliveries the delivery-list rows load; 0
+	// leaves the rows out.
+	deliveries int
 	// receiver is the run's webhook receiver.
 	receiver *receiver
 }
@@ -103,6 +106,7 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (*
 	fs.IntVar(&c.endpoints, "endpoints", 8, "webhook endpoints of the drain row; each session's event goes to every one")
 	fs.IntVar(&c.backlog, "backlog", 2000, "sessions whose events the drain row queues before it starts the dispatcher")
 	fs.Float64Var(&c.eventRate, "event-rate", 50, "sessions created per second in the first-attempt row")
+	fs.IntVar(&c.deliveries, "deliveries", 0, "deliveries to load for the dashboard's delivery-list rows, e.g. 1000000 (none by default)")
 	scale := fs.String("scale", "", "comma-separated numbers of stored sessions to measure retrieves at, e.g. 10000,1000000 (none by default)")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
@@ -119,6 +123,9 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (*
 	}
 	slices.Sort(c.scale)
 	c.scale = slices.Compact(c.scale)
+	if c.deliveries < 0 {
+		return nil, fmt.Errorf("-deliveries must not be negative")
+	}
 	if c.endpoints < 1 || c.endpoints > checkout.MaxEndpointsPerStore || c.backlog < 1 || c.eventRate <= 0 || c.eventRate > 1000 {
 		return nil, fmt.Errorf("-endpoints must be 1 to %d, -backlog positive and -event-rate above 0 and at most 1000", checkout.MaxEndpointsPerStore)
 	}
@@ -178,6 +185,15 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 			return fmt.Errorf("%s at scale: %w", name, err)
 		}
 	}
+	for _, name := range cfg.targets {
+		if name == "bare" || cfg.deliveries == 0 {
+			continue
+		}
+		fmt.Fprintf(stderr, "bench: measuring %s's delivery list\n", name)
+		if err := measureDeliveries(ctx, cfg, name, stderr, rep); err != nil {
+			return fmt.Errorf("%s delivery list: %w", name, err)
+		}
+	}
 	// The machine is noisy: the ceiling is measured again at the end, so
 	// that a change of speed during the run shows.
 	if slices.Contains(cfg.targets, "bare") && rep.measuredBeyondBare() {
@@ -190,6 +206,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	}
 	if n := rep.failed(); n > 0 {
 		return fmt.Errorf("%d requests failed (see the errors column)", n)
+	}
+	if n := rep.listsFailed(); n > 0 {
+		return fmt.Errorf("%d delivery-list cases failed (see the table)", n)
 	}
 	return nil
 }

@@ -24,6 +24,22 @@ type report struct {
 	// table.
 	Hooks []hookRow  `json:"webhooks,omitempty"`
 	Scale []scaleRow `json:"scale,omitempty"`
+	// Lists are the rows of the delivery-list table.
+	Lists []listRow `json:"delivery_lists,omitempty"`
+}
+
+// addList records a row of the delivery-list table.
+func (r *report) addList(rw listRow) { r.Lists = append(r.Lists, rw) }
+
+// listsFailed counts the delivery-list cases that failed.
+func (r *report) listsFailed() int {
+	n := 0
+	for _, rw := range r.Lists {
+		if rw.Error != "" {
+			n++
+		}
+	}
+	return n
 }
 
 // addHook records a row of the webhook table.
@@ -235,6 +251,7 @@ func (r *report) print(w io.Writer) error {
 	}
 	r.printHooks(&b)
 	r.printScale(&b)
+	r.printLists(&b)
 	_, err := io.WriteString(w, b.String())
 	return err
 }
@@ -301,6 +318,43 @@ func (r *report) printScale(b *strings.Builder) {
 		}
 	}
 	b.WriteString("  each session stored with its checkout.created event; vs bare: req/s over bare retrieve's\n")
+}
+
+// printLists writes the delivery-list table.
+func (r *report) printLists(b *strings.Builder) {
+	if len(r.Lists) == 0 {
+		return
+	}
+	fmt.Fprintf(b, "\ndelivery list: server time of one page (the service call the dashboard makes), one caller, %d calls at most\n\n", listCalls)
+	tw := tabwriter.NewWriter(b, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "target  \tcase                              \tdeliveries\trows\tcalls\tp50 ms\tp99 ms\tbudget\t")
+	for _, rw := range r.Lists {
+		switch {
+		case rw.Skipped != "":
+			fmt.Fprintf(tw, "%-8s\t%-34s\tskipped\t\n", rw.Target, "-")
+		case rw.Error != "":
+			fmt.Fprintf(tw, "%-8s\t%-34s\tfailed\t\n", rw.Target, rw.Case)
+		default:
+			within := "ok"
+			if rw.P99ms > ms(listBudget) {
+				within = "OVER"
+			}
+			fmt.Fprintf(tw, "%-8s\t%-34s\t%d\t%d\t%d\t%.2f\t%.2f\t%s\t\n", rw.Target, rw.Case, rw.Deliveries, rw.Rows, rw.Calls, rw.P50ms, rw.P99ms, within)
+		}
+	}
+	tw.Flush()
+	for _, rw := range r.Lists {
+		if rw.LoadSeconds > 0 {
+			fmt.Fprintf(b, "  %s: %d deliveries loaded in %.0f s\n", rw.Target, rw.Deliveries, rw.LoadSeconds)
+		}
+		if rw.Skipped != "" {
+			fmt.Fprintf(b, "  %s skipped: %s\n", rw.Target, rw.Skipped)
+		}
+		if rw.Error != "" {
+			fmt.Fprintf(b, "  %s %s: %s\n", rw.Target, rw.Case, rw.Error)
+		}
+	}
+	fmt.Fprintf(b, "  budget: p99 within %s a page (issue 10)\n", listBudget)
 }
 
 // loadAverage describes the load of the machine as the run starts: other

@@ -71,6 +71,9 @@ type target struct {
 	disp *dispatcherLoop
 	// size reports the database's size on disk in bytes.
 	size func(ctx context.Context) (int64, error)
+	// rawOpen opens a pool of the bench's own on the database, for bulk
+	// loads that the store's API has no call for.
+	rawOpen rawOpener
 }
 
 // skipError says a target cannot run here, which the report shows instead of
@@ -211,6 +214,12 @@ func (t *target) startSQLite(ctx context.Context, cfg *config, log *slog.Logger)
 		return err
 	}
 	t.onClose(db.Close)
+	t.rawOpen = func() (*sql.DB, error) {
+		// The loader waits for checkoutd's writer rather than failing, and
+		// does not wait for the disk: a bench's fill need not survive a
+		// power cut.
+		return sql.Open("sqlite", path+"?_pragma=busy_timeout(30000)&_pragma=synchronous(OFF)")
+	}
 	t.note = "sqlite: " + path + ", opened by sqlite.Open as serve opens it (WAL, synchronous=FULL); removed afterwards"
 	t.size = func(ctx context.Context) (int64, error) {
 		// Fold the write-ahead log into the file first: the log's size is
@@ -277,6 +286,8 @@ func (t *target) startPostgres(ctx context.Context, cfg *config, log *slog.Logge
 		return err
 	}
 	t.onClose(db.Close)
+	loadURL := u.String()
+	t.rawOpen = func() (*sql.DB, error) { return sql.Open("pgx", loadURL) }
 	t.note = fmt.Sprintf("postgres: PostgreSQL %s at %s, throwaway schema %s (fsync=%s, synchronous_commit=%s), opened by postgres.Open",
 		strings.Fields(version)[0], redactQuery(u), schema, fsync, syncCommit)
 	t.size = func(ctx context.Context) (int64, error) {

@@ -63,11 +63,16 @@ func (a *admin) run(ctx context.Context, args []string, fn func(svc *service.Ser
 }
 
 // runOne is run for a command that takes exactly one positional argument,
-// an id, which it checks before opening the database.
+// an id, which it checks before opening the database, with the command's
+// own check (a.check) when it has one.
 func (a *admin) runOne(ctx context.Context, args []string, synopsis string, fn func(svc *service.Service, id string) error) error {
+	own := a.check
 	a.check = func(rest []string) error {
 		if len(rest) != 1 {
 			return usageError{"usage: checkoutd " + synopsis}
+		}
+		if own != nil {
+			return own(rest)
 		}
 		return nil
 	}

@@ -21,7 +21,7 @@ func newFlagSet(e env, name, synopsis string) *flag.FlagSet {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.SetOutput(e.stderr)
 	fs.Usage = func() {
-		fmt.Fprintf(e.stderr, "usage: checkoutd %s\n\nflags (each can also be set as CHECKOUTD_<FLAG> in the environment,\n--rate-limit as CHECKOUTD_RATE_LIMIT; the command line wins):\n", synopsis)
+		fmt.Fprintf(e.stderr, "usage: checkoutd %s\n\nflags (each, but those marked command line only, can also be set as CHECKOUTD_<FLAG>\nin the environment, --rate-limit as CHECKOUTD_RATE_LIMIT; the command line wins):\n", synopsis)
 		fs.PrintDefaults()
 	}
 	return fs
@@ -29,7 +29,8 @@ func newFlagSet(e env, name, synopsis string) *flag.FlagSet {
 
 // parseFlags parses args, flags and positional arguments in any order,
 // then fills every flag not given on the command line from its CHECKOUTD_*
-// environment variable. Positional arguments are returned.
+// environment variable, but a commandLineOnly one. Positional arguments are
+// returned.
 func parseFlags(fs *flag.FlagSet, e env, args []string) ([]string, error) {
 	var positional []string
 	for {
@@ -49,6 +50,9 @@ func parseFlags(fs *flag.FlagSet, e env, args []string) ([]string, error) {
 	fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
 	var errs []error
 	fs.VisitAll(func(f *flag.Flag) {
+		if _, ok := f.Value.(commandLineOnly); ok {
+			return
+		}
 		name := envName(f.Name)
 		if v := e.getenv(name); v != "" && !given[f.Name] {
 			if err := fs.Set(f.Name, v); err != nil {
@@ -57,6 +61,39 @@ func parseFlags(fs *flag.FlagSet, e env, args []string) ([]string, error) {
 		}
 	})
 	return positional, errors.Join(errs...)
+}
+
+// commandLineOnly is a flag that the environment never sets: one whose
+// absence means "leave it as it is" (webhooks update --url), or whose
+// default is the safe choice (roll-secret --keep), where a CHECKOUTD_URL or
+// CHECKOUTD_KEEP exported for another command would silently change an
+// endpoint or keep a leaked secret valid.
+type commandLineOnly interface{ commandLineOnly() }
+
+// optionalString is a commandLineOnly string flag that knows whether it
+// was given.
+type optionalString struct {
+	value string
+	set   bool
+}
+
+func (o *optionalString) String() string {
+	if o == nil {
+		return ""
+	}
+	return o.value
+}
+
+func (o *optionalString) Set(s string) error { o.value, o.set = s, true; return nil }
+
+func (o *optionalString) commandLineOnly() {}
+
+// ptr returns the value's address when it was given, and nil otherwise.
+func (o *optionalString) ptr() *string {
+	if !o.set {
+		return nil
+	}
+	return &o.value
 }
 
 func envName(flagName string) string {

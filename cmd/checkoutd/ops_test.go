@@ -49,6 +49,7 @@ func TestEveryAdminCommandPrintsOneJSONObject(t *testing.T) {
 		one("keys", "revoke", ids.key)
 		ids.endpoint = id(one("webhooks", "create", "--store", ids.store, "--url", "https://127.0.0.1:8443/hook", "--webhook-allow-cidr", "127.0.0.0/8"))
 		one("webhooks", "list", "--store", ids.store)
+		one("webhooks", "update", ids.endpoint, "--description", "Orders")
 		one("webhooks", "roll-secret", ids.endpoint)
 		ids.delivery = id(one("webhooks", "send-test", ids.endpoint))
 		one("webhooks", "deliveries", "--endpoint", ids.endpoint)

@@ -50,6 +50,7 @@ func (w *webhookFlags) guard() (*webhook.Guard, error) {
 func webhooksCmd(ctx context.Context, e env, args []string) error {
 	return subcommand(ctx, e, "webhooks", args, map[string]func(context.Context, env, []string) error{
 		"create":      webhooksCreate,
+		"update":      webhooksUpdate,
 		"list":        webhooksList,
 		"disable":     func(ctx context.Context, e env, args []string) error { return webhooksSetEnabled(ctx, e, args, false) },
 		"enable":      func(ctx context.Context, e env, args []string) error { return webhooksSetEnabled(ctx, e, args, true) },
@@ -64,21 +65,30 @@ func webhooksCmd(ctx context.Context, e env, args []string) error {
 // endpointJSON is an endpoint as the commands print it. Secret is set only
 // when the endpoint is created or its secret rolled.
 type endpointJSON struct {
-	ID        string   `json:"id"`
-	Object    string   `json:"object"`
-	StoreID   string   `json:"store_id"`
-	Mode      string   `json:"mode"`
-	URL       string   `json:"url"`
-	Events    []string `json:"events"`
-	Enabled   bool     `json:"enabled"`
-	Secret    string   `json:"secret,omitempty"`
-	CreatedAt int64    `json:"created_at"`
+	ID          string   `json:"id"`
+	Object      string   `json:"object"`
+	StoreID     string   `json:"store_id"`
+	Mode        string   `json:"mode"`
+	URL         string   `json:"url"`
+	Events      []string `json:"events"`
+	Description string   `json:"description"`
+	Enabled     bool     `json:"enabled"`
+	Secret      string   `json:"secret,omitempty"`
+	// PreviousSecretExpiresAt is set by roll-secret --keep: until then the
+	// replaced secret signs beside the new one.
+	PreviousSecretExpiresAt *int64 `json:"previous_secret_expires_at,omitempty"`
+	CreatedAt               int64  `json:"created_at"`
 }
 
 func toEndpointJSON(ep *checkout.Endpoint, withSecret bool) endpointJSON {
-	j := endpointJSON{ep.ID, "webhook_endpoint", ep.MerchantID, string(ep.Mode), ep.URL, ep.Events, ep.Enabled, "", ep.CreatedAt.Unix()}
+	j := endpointJSON{ID: ep.ID, Object: "webhook_endpoint", StoreID: ep.MerchantID, Mode: string(ep.Mode), URL: ep.URL, Events: ep.Events,
+		Description: ep.Description, Enabled: ep.Enabled, CreatedAt: ep.CreatedAt.Unix()}
 	if withSecret {
 		j.Secret = ep.Secret
+		if ep.PreviousSecret != "" {
+			t := ep.PreviousSecretExpiresAt.Unix()
+			j.PreviousSecretExpiresAt = &t
+		}
 	}
 	return j
 }
@@ -89,16 +99,20 @@ func printEndpoint(w io.Writer, ep *checkout.Endpoint) {
 		events = "all"
 	}
 	fmt.Fprintf(w, "id:\t%s\nstore:\t%s\nmode:\t%s\nurl:\t%s\nevents:\t%s\nenabled:\t%t\n", ep.ID, ep.MerchantID, ep.Mode, ep.URL, events, ep.Enabled)
+	if ep.Description != "" {
+		fmt.Fprintf(w, "description:\t%s\n", ep.Description)
+	}
 }
 
 func webhooksCreate(ctx context.Context, e env, args []string) error {
-	a := newAdmin(e, "webhooks create", "webhooks create --store ID --mode test|live --url URL --events all|type,type [--json]")
-	var store, mode, url, events string
+	a := newAdmin(e, "webhooks create", "webhooks create --store ID --mode test|live --url URL --events all|type,type [--description TEXT] [--json]")
+	var store, mode, url, events, description string
 	var wf webhookFlags
 	a.fs.StringVar(&store, "store", "", "the store whose events the endpoint receives (required)")
 	a.fs.StringVar(&mode, "mode", "test", "test or live: the endpoint receives only that mode's events")
 	a.fs.StringVar(&url, "url", "", "the endpoint's https URL, on the default port, with a public hostname (required)")
 	a.fs.StringVar(&events, "events", "all", "all (every type, those added later included), or a comma-separated list: "+strings.Join(checkout.SubscribableEventTypes(), ","))
+	a.fs.StringVar(&description, "description", "", fmt.Sprintf("what the endpoint is for, at most %d characters on one line", checkout.MaxEndpointDescriptionLen))
 	wf.register(a.fs)
 	a.withGuard = wf.guard
 	a.check = func(rest []string) error {
@@ -106,7 +120,7 @@ func webhooksCreate(ctx context.Context, e env, args []string) error {
 	}
 	return a.run(ctx, args, func(svc *service.Service, _ []string) error {
 		ep, err := svc.CreateEndpoint(ctx, checkout.EndpointParams{
-			MerchantID: store, Mode: checkout.Mode(mode), URL: url, Events: checkout.ParseEvents(events),
+			MerchantID: store, Mode: checkout.Mode(mode), URL: url, Events: checkout.ParseEvents(events), Description: description,
 		})
 		if err != nil {
 			return describe(err)
@@ -198,17 +212,95 @@ func webhooksDelete(ctx context.Context, e env, args []string) error {
 	})
 }
 
-func webhooksRollSecret(ctx context.Context, e env, args []string) error {
-	synopsis := "webhooks roll-secret ENDPOINT_ID [--json]"
-	a := newAdmin(e, "webhooks roll-secret", synopsis)
+// webhooksUpdate changes an endpoint's URL, events or description by the
+// rules of create (the same guard, with the same operator options); what is
+// not given stays.
+func webhooksUpdate(ctx context.Context, e env, args []string) error {
+	synopsis := "webhooks update ENDPOINT_ID [--url URL] [--events all|type,type] [--description TEXT] [--json]"
+	a := newAdmin(e, "webhooks update", synopsis)
+	var url, events, description optionalString
+	var wf webhookFlags
+	a.fs.Var(&url, "url", "the new https URL, checked as at create (command line only)")
+	a.fs.Var(&events, "events", "the new events (command line only): all, or a comma-separated list: "+strings.Join(checkout.SubscribableEventTypes(), ","))
+	a.fs.Var(&description, "description", fmt.Sprintf("the new description, at most %d characters on one line; \"\" removes it (command line only)", checkout.MaxEndpointDescriptionLen))
+	wf.register(a.fs)
+	a.withGuard = wf.guard
+	a.check = func([]string) error {
+		if !url.set && !events.set && !description.set {
+			return usageError{"webhooks update needs at least one of --url, --events and --description"}
+		}
+		return nil
+	}
 	return a.runOne(ctx, args, synopsis, func(svc *service.Service, id string) error {
-		ep, err := svc.RollEndpointSecret(ctx, id)
+		u := checkout.EndpointUpdate{URL: url.ptr(), Description: description.ptr()}
+		if events.set {
+			u.Events = checkout.ParseEvents(events.value)
+			if u.Events == nil {
+				u.Events = []string{} // refused, as at create, rather than left as it is
+			}
+		}
+		scope, err := endpointScope(ctx, svc, id)
 		if err != nil {
 			return err
 		}
+		ep, err := svc.UpdateEndpoint(ctx, scope, id, u)
+		if err != nil {
+			return describe(err)
+		}
+		return a.print(toEndpointJSON(ep, false), func(w io.Writer) { printEndpoint(w, ep) })
+	})
+}
+
+// endpointScope returns the store and mode of an endpoint: the scope the
+// dashboard's operations take, which an operator naming an endpoint by its
+// id on the command line holds whatever it is.
+func endpointScope(ctx context.Context, svc *service.Service, id string) (checkout.Scope, error) {
+	ep, err := svc.Store().EndpointGet(ctx, id)
+	if err != nil {
+		return checkout.Scope{}, err
+	}
+	return checkout.Scope{MerchantID: ep.MerchantID, Mode: ep.Mode}, nil
+}
+
+func webhooksRollSecret(ctx context.Context, e env, args []string) error {
+	synopsis := "webhooks roll-secret ENDPOINT_ID [--keep DURATION] [--json]"
+	a := newAdmin(e, "webhooks roll-secret", synopsis)
+	var keepFlag optionalString
+	a.fs.Var(&keepFlag, "keep", "keep the old secret valid beside the new one this long (at most 24h, e.g. 2h), so that the receiver can switch without refusing a request; without it the old secret stops at once (command line only)")
+	var keep time.Duration
+	a.check = func([]string) error {
+		if !keepFlag.set {
+			return nil
+		}
+		var err error
+		if keep, err = time.ParseDuration(keepFlag.value); err != nil {
+			return usageError{fmt.Sprintf("--keep: %q is not a duration such as 30m or 24h", keepFlag.value)}
+		}
+		return nil
+	}
+	return a.runOne(ctx, args, synopsis, func(svc *service.Service, id string) error {
+		var ep *checkout.Endpoint
+		var err error
+		if keep == 0 {
+			ep, err = svc.RollEndpointSecret(ctx, id)
+		} else {
+			var scope checkout.Scope
+			if scope, err = endpointScope(ctx, svc, id); err == nil {
+				ep, err = svc.RollEndpointSecretIn(ctx, scope, id, keep)
+			}
+		}
+		if err != nil {
+			return describe(err)
+		}
 		return a.print(toEndpointJSON(ep, true), func(w io.Writer) {
 			printEndpoint(w, ep)
-			fmt.Fprintf(w, "secret:\t%s\n\nThe new secret signs every request from now on, retries included.\n", ep.Secret)
+			fmt.Fprintf(w, "secret:\t%s\n\n", ep.Secret)
+			if ep.PreviousSecret == "" {
+				fmt.Fprintln(w, "The new secret signs every request from now on, retries included.")
+				return
+			}
+			fmt.Fprintf(w, "Until %s every request carries a v1= signature with each secret, the new one first;\n"+
+				"switch your receiver to the new secret before then.\n", ep.PreviousSecretExpiresAt.UTC().Format(time.RFC3339))
 		})
 	})
 }

@@ -200,3 +200,91 @@ func TestWebhooksRequiredFlags(t *testing.T) {
 		t.Errorf("a command with missing flags created its data directory: %v", err)
 	}
 }
+
+// webhooks update changes what it is given and keeps the rest, by the
+// rules of create; roll-secret --keep keeps the old secret for the
+// overlap, 24 hours at most. Neither takes its options from the
+// environment, where a variable meant for another command would change an
+// endpoint or keep a leaked secret valid.
+func TestWebhooksUpdateAndRollSecretKeep(t *testing.T) {
+	eachDatabase(t, func(t *testing.T, db database) {
+		s := createStore(t, vars{}, db.flags, "--name", "Acme Games", "--currency", "USD")
+		allow := vars{"CHECKOUTD_WEBHOOK_ALLOW_CIDR": "127.0.0.0/8"}
+		type endpoint struct {
+			ID, URL, Description, Secret string
+			Events                       []string
+			PreviousSecretExpiresAt      *int64 `json:"previous_secret_expires_at"`
+		}
+		var ep endpoint
+		decodeOne(t, mustCLI(t, allow, append([]string{"webhooks", "create", "--json", "--store", s.ID, "--url", "https://127.0.0.1:8443/hook",
+			"--description", "Orders"}, db.flags...)...), &ep)
+		if ep.Description != "Orders" {
+			t.Errorf("create --description = %+v", ep)
+		}
+		update := func(e vars, args ...string) (endpoint, error) {
+			t.Helper()
+			out, _, err := cli(t, e, append(append([]string{"webhooks", "update", ep.ID, "--json"}, db.flags...), args...)...)
+			var got endpoint
+			if err == nil {
+				decodeOne(t, out, &got)
+			}
+			return got, err
+		}
+		got, err := update(vars{"CHECKOUTD_URL": "https://127.0.0.2:8443/env", "CHECKOUTD_DESCRIPTION": "from the environment"},
+			"--events", "checkout.completed,payment.refunded")
+		if err != nil || got.URL != ep.URL || got.Description != "Orders" || len(got.Events) != 2 {
+			t.Errorf("update --events = %+v, %v; want the events changed, the URL and description kept (not taken from the environment)", got, err)
+		}
+		got, err = update(allow, "--url", "https://127.0.0.1:8443/new", "--description", "", "--events", "all")
+		if err != nil || got.URL != "https://127.0.0.1:8443/new" || got.Description != "" || len(got.Events) != 1 || got.Events[0] != "*" {
+			t.Errorf("update --url --description '' --events all = %+v, %v", got, err)
+		}
+		for _, c := range []struct {
+			env  vars
+			args []string
+			want string
+		}{
+			{allow, []string{"--url", "http://127.0.0.1/x"}, "https"},
+			{vars{}, []string{"--url", "https://127.0.0.1:8443/x"}, "not an IP address"}, // the allow-list is the operator's, as at create
+			{allow, []string{"--events", "checkout.nope"}, "checkout.nope"},
+			{allow, []string{"--events", ""}, "events must be"},
+			{allow, []string{"--description", strings.Repeat("x", 501)}, "at most 500"},
+		} {
+			if _, err := update(c.env, c.args...); err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Errorf("update %v = %v; want an error about %q", c.args, err, c.want)
+			}
+		}
+		if _, _, err := cli(t, vars{}, append([]string{"webhooks", "update", ep.ID}, db.flags...)...); err == nil ||
+			!strings.Contains(err.Error(), "at least one of --url, --events and --description") || exitCode(err) != 2 {
+			t.Errorf("update with nothing to change = %v; want a usage error", err)
+		}
+
+		roll := func(e vars, args ...string) (endpoint, error) {
+			t.Helper()
+			out, _, err := cli(t, e, append(append([]string{"webhooks", "roll-secret", ep.ID, "--json"}, db.flags...), args...)...)
+			var got endpoint
+			if err == nil {
+				decodeOne(t, out, &got)
+			}
+			return got, err
+		}
+		rolled, err := roll(vars{"CHECKOUTD_KEEP": "2h"})
+		if err != nil || rolled.Secret == ep.Secret || rolled.PreviousSecretExpiresAt != nil {
+			t.Errorf("roll-secret = %+v, %v; want a new secret, the old one not kept (CHECKOUTD_KEEP ignored)", rolled, err)
+		}
+		kept, err := roll(vars{}, "--keep", "2h")
+		if err != nil || kept.Secret == rolled.Secret || kept.PreviousSecretExpiresAt == nil {
+			t.Fatalf("roll-secret --keep 2h = %+v, %v; want the old secret kept", kept, err)
+		}
+		out := mustCLI(t, vars{}, append([]string{"webhooks", "roll-secret", ep.ID, "--keep", "30m"}, db.flags...)...)
+		if !strings.Contains(out, "v1= signature with each secret") {
+			t.Errorf("roll-secret --keep, human output:\n%s", out)
+		}
+		if _, err := roll(vars{}, "--keep", "25h"); err == nil || !strings.Contains(err.Error(), "24 hours") {
+			t.Errorf("roll-secret --keep 25h = %v; want refused, saying 24 hours", err)
+		}
+		if _, err := roll(vars{}, "--keep", "soon"); err == nil || exitCode(err) != 2 || !strings.Contains(err.Error(), "--keep") {
+			t.Errorf("roll-secret --keep soon = %v; want a usage error", err)
+		}
+	})
+}

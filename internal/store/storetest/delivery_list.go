@@ -244,6 +244,23 @@ func testDeliveryListPageCursor(t *testing.T, db *store.DB) {
 	if err != nil || !slices.Equal(deliveryIDs(rest.Items), want[2:]) || rest.Next != "" {
 		t.Errorf("after the cursor = %v, %q, %v; want %v and no next page", deliveryIDs(rest.Items), rest.Next, err, want[2:])
 	}
+	// With a date range too: an end after the cursor leaves the cursor to
+	// bound the page; an end at or before it bounds it alone.
+	for _, c := range []struct {
+		to   time.Time
+		want []string
+	}{
+		{base.Add(time.Millisecond), want[2:]},
+		{base.Add(time.Hour), want[2:]},
+		{base, nil},
+		{base.Add(-time.Hour), nil},
+	} {
+		f.To = c.to
+		got, err := db.DeliveryListPage(ctx, f)
+		if err != nil || !slices.Equal(deliveryIDs(got.Items), c.want) {
+			t.Errorf("after the cursor, to %v = %v, %v; want %v", c.to.Sub(base), deliveryIDs(got.Items), err, c.want)
+		}
+	}
 }
 
 // recordAttempt stores an attempt of carrier (a pending delivery of ep) at

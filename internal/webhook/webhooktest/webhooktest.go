@@ -7,6 +7,7 @@
 package webhooktest
 
 import (
+	"bytes"
 	"context"
 	"crypto/ecdsa"
 	"crypto/elliptic"
@@ -183,7 +184,8 @@ func (n *Network) Receiver(t testing.TB, host string) *Receiver {
 	return r
 }
 
-// SetHandler answers requests with h (after recording them).
+// SetHandler answers requests with h (after recording them; h can read
+// the body again).
 func (r *Receiver) SetHandler(h http.HandlerFunc) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -207,6 +209,8 @@ func (r *Receiver) serve(w http.ResponseWriter, req *http.Request) {
 	default:
 	}
 	if h != nil {
+		// The handler reads the body as a receiver would, to verify it.
+		req.Body = io.NopCloser(bytes.NewReader(body))
 		h(w, req)
 		return
 	}
