@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/stdlib"
 
@@ -54,6 +55,8 @@ var Dialect = store.Dialect{
 	Param:         func(i int) string { return "$" + strconv.Itoa(i) },
 	Translate:     translate,
 	Migrations:    store.SubFS(migrations, "migrations"),
+	// Planned with their values: see store.Dialect.PlanEach.
+	PlanEach: []any{pgx.QueryExecModeExec},
 }
 
 func translate(err error) error {
