@@ -78,6 +78,9 @@ type config struct {
 	// scale are the numbers of stored sessions the scale rows read from,
 	// in increasing order; none by default.
 	scale []int
+	// lists is the number of request logs and of events the lists rows
+	// load (-lists); 0 for no lists rows.
+	lists int
 	// receiver is the run's webhook receiver.
 	receiver *receiver
 }
@@ -104,6 +107,7 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (*
 	fs.IntVar(&c.backlog, "backlog", 2000, "sessions whose events the drain row queues before it starts the dispatcher")
 	fs.Float64Var(&c.eventRate, "event-rate", 50, "sessions created per second in the first-attempt row")
 	scale := fs.String("scale", "", "comma-separated numbers of stored sessions to measure retrieves at, e.g. 10000,1000000 (none by default)")
+	fs.IntVar(&c.lists, "lists", 0, "request logs and events to load for the dashboard lists rows, e.g. 1000000 (none by default)")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}
@@ -137,6 +141,9 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (*
 		return slices.Index(targetNames, a) - slices.Index(targetNames, b)
 	})
 	c.targets = slices.Compact(c.targets)
+	if c.lists < 0 || c.lists > 0 && c.lists < 1000 {
+		return nil, errors.New("-lists must be 0 (no lists rows) or at least 1000 rows")
+	}
 	if c.duration <= 0 || c.warmup < 0 || c.concurrency < 1 || c.pool < 1 {
 		return nil, errors.New("-duration and -pool must be positive, -concurrency at least 1 and -warmup not negative")
 	}
@@ -176,6 +183,15 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		fmt.Fprintf(stderr, "bench: measuring %s at scale\n", name)
 		if err := measureScale(ctx, cfg, name, stderr, rep); err != nil {
 			return fmt.Errorf("%s at scale: %w", name, err)
+		}
+	}
+	for _, name := range cfg.targets {
+		if name == "bare" || cfg.lists == 0 {
+			continue
+		}
+		fmt.Fprintf(stderr, "bench: measuring %s lists\n", name)
+		if err := measureLists(ctx, cfg, name, stderr, rep); err != nil {
+			return fmt.Errorf("%s lists: %w", name, err)
 		}
 	}
 	// The machine is noisy: the ceiling is measured again at the end, so

@@ -71,6 +71,9 @@ type target struct {
 	disp *dispatcherLoop
 	// size reports the database's size on disk in bytes.
 	size func(ctx context.Context) (int64, error)
+	// raw opens a connection of the bench's own to the database, for the
+	// lists rows' bulk load and their look at query plans.
+	raw func() (*sql.DB, error)
 }
 
 // skipError says a target cannot run here, which the report shows instead of
@@ -212,6 +215,13 @@ func (t *target) startSQLite(ctx context.Context, cfg *config, log *slog.Logger)
 	}
 	t.onClose(db.Close)
 	t.note = "sqlite: " + path + ", opened by sqlite.Open as serve opens it (WAL, synchronous=FULL); removed afterwards"
+	t.raw = func() (*sql.DB, error) {
+		raw, err := sql.Open("sqlite", path+"?_pragma=busy_timeout(30000)")
+		if err == nil {
+			raw.SetMaxOpenConns(1)
+		}
+		return raw, err
+	}
 	t.size = func(ctx context.Context) (int64, error) {
 		// Fold the write-ahead log into the file first: the log's size is
 		// that of the largest burst of writes since the start, not data.
@@ -277,6 +287,7 @@ func (t *target) startPostgres(ctx context.Context, cfg *config, log *slog.Logge
 		return err
 	}
 	t.onClose(db.Close)
+	t.raw = func() (*sql.DB, error) { return sql.Open("pgx", u.String()) }
 	t.note = fmt.Sprintf("postgres: PostgreSQL %s at %s, throwaway schema %s (fsync=%s, synchronous_commit=%s), opened by postgres.Open",
 		strings.Fields(version)[0], redactQuery(u), schema, fsync, syncCommit)
 	t.size = func(ctx context.Context) (int64, error) {
