@@ -91,9 +91,6 @@ func (g gen) requestID(i int) string {
 	return fmt.Sprintf("%s%032x", checkout.PrefixRequest, i)
 }
 func (g gen) eventID(i int) string { return fmt.Sprintf("%s%032x", checkout.PrefixEvent, i) }
-func (g gen) retrievePath(i int) string {
-	return fmt.Sprintf("/v1/stores/%s/checkouts/cs_%064x", g.store, i/4)
-}
 
 // measureLists measures the lists rows of a fresh checkoutd on the named
 // database.
@@ -204,13 +201,14 @@ func loadLists(ctx context.Context, dialect string, raw *sql.DB, g gen, stderr i
 	}
 	// $3 start, $4 step, $5 store, then per table.
 	at := `($3 + i * $4)`
-	logs := series(`INSERT INTO request_logs (request_id, store_id, mode, api_key_id, method, path, status, duration_us,
+	logs := series(`INSERT INTO request_logs (request_id, store_id, mode, api_key_id, method, path, route, status, duration_us,
 			request_body, response_body, created_at_ms)
 		SELECT 'req_' || ` + hex(32, "i") + `, $5, 'test',
 			CASE WHEN i % 1000 = 13 THEN $7 ELSE $6 END,
 			CASE WHEN i % 1000 = 11 THEN 'HEAD' WHEN i % 2 = 0 THEN 'POST' ELSE 'GET' END,
 			CASE WHEN i % 2 = 0 AND i % 1000 <> 11 THEN '/v1/stores/' || $5 || '/checkouts'
 				ELSE '/v1/stores/' || $5 || '/checkouts/cs_' || ` + hex(64, "i / 4") + ` END,
+			CASE WHEN i % 2 = 0 AND i % 1000 <> 11 THEN $10 ELSE $11 END,
 			CASE WHEN i % 1000 = 7 THEN 500 WHEN i % 25 = 3 THEN 400 WHEN i % 2 = 0 THEN 201 ELSE 200 END,
 			800 + i % 5000,
 			CASE WHEN i % 2 = 0 THEN $8 ELSE '' END, $9, ` + at)
@@ -231,7 +229,7 @@ func loadLists(ctx context.Context, dialect string, raw *sql.DB, g gen, stderr i
 		query string
 		args  []any
 	}{
-		{"request_logs", logs, []any{g.key, g.rare, createBody, responseBody}},
+		{"request_logs", logs, []any{g.key, g.rare, createBody, responseBody, service.LogRoutes[0], service.LogRoutes[1]}},
 		{"events", events, []any{eventData}},
 		{"deliveries", deliveries, []any{g.endpoint}},
 	}
@@ -303,7 +301,8 @@ func listCases(svc *service.Service, g gen) []listCase {
 		logs("method GET", service.RequestLogFilter{Method: "GET"}, nil),
 		logs("method HEAD (0.1%)", service.RequestLogFilter{Method: "HEAD"}, nil),
 		logs("method DELETE (none)", service.RequestLogFilter{Method: "DELETE"}, nil),
-		logs("exact path (2 rows)", service.RequestLogFilter{Path: g.retrievePath(g.n / 2)}, nil),
+		logs("route: create", service.RequestLogFilter{Route: service.LogRoutes[0]}, nil),
+		logs("route: retrieve, deep page", service.RequestLogFilter{Route: service.LogRoutes[1]}, logCursor),
 		logs("key (0.1%)", service.RequestLogFilter{APIKeyID: g.rare}, nil),
 		logs("one day", oneDay, nil),
 		logs("one day, 5xx", service.RequestLogFilter{StatusClass: "5xx", From: oneDay.From, To: oneDay.To}, nil),
@@ -386,7 +385,7 @@ func measurePurges(ctx context.Context, t *target, raw *sql.DB, g gen, rep *repo
 	}
 	for _, q := range []string{
 		`DROP INDEX request_logs_list`, `DROP INDEX request_logs_class`, `DROP INDEX request_logs_method`,
-		`DROP INDEX request_logs_path`, `DROP INDEX request_logs_key`,
+		`DROP INDEX request_logs_route`, `DROP INDEX request_logs_key`,
 		`CREATE INDEX request_logs_store ON request_logs (store_id, mode, created_at_ms)`,
 		`DROP INDEX events_list`, `DROP INDEX events_type`, `CREATE INDEX events_store ON events (store_id, mode, seq)`,
 	} {
@@ -421,7 +420,7 @@ func explainLists(ctx context.Context, dialect string, raw *sql.DB, g gen, stder
 		{"logs after cursor", base + `created_at_ms <= $2 AND (created_at_ms < $2 OR request_id < $3)` + order, []any{at, id}},
 		{"logs 5xx", base + `status / 100 = $2` + order, []any{5}},
 		{"logs method", base + `method = $2` + order, []any{"HEAD"}},
-		{"logs path", base + `path = $2` + order, []any{g.retrievePath(g.n / 2)}},
+		{"logs route", base + `route = $2` + order, []any{service.LogRoutes[1]}},
 		{"logs key", base + `api_key_id = $2` + order, []any{g.rare}},
 		{"logs dates", base + `created_at_ms >= $2 AND created_at_ms < $3` + order, []any{at, at + 86_400_000}},
 		{"logs 5xx dates", base + `status / 100 = $2 AND created_at_ms >= $3 AND created_at_ms < $4` + order, []any{5, at, at + 86_400_000}},
