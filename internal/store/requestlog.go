@@ -102,7 +102,7 @@ func (db *DB) RequestLogGet(ctx context.Context, requestID string) (*checkout.Re
 // nearly every row PostgreSQL may walk request_logs_created instead,
 // filtering on the store (every row it reads matches, so it stops as
 // soon). bench -lists prints the plans and times every case at a million
-// rows: under 5 ms at p99 on both databases (bench/README.md). PostgreSQL
+// rows: at most about 5 ms at p99 on both databases (bench/README.md). PostgreSQL
 // plans each run with its values (Dialect.PlanEach): how rare a filter's
 // value is decides the plan.
 func (db *DB) RequestLogList(ctx context.Context, p checkout.RequestLogListParams) ([]*checkout.RequestLog, error) {
