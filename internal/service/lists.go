@@ -42,8 +42,8 @@ type RequestLogFilter struct {
 	// filters by endpoint, not by the path as sent: a path holds a
 	// session's id, and an index of them would cost the request log writer
 	// on SQLite nearly two thirds of its speed (internal/store/requestlog.go).
-	// One session's requests are one Request-Id search away from its
-	// create's response, or a route and a date range away.
+	// A session's retrieves are found by the retrieve route and a date
+	// range; any one request by its Request-Id (RequestLogIn).
 	Route string
 	// APIKeyID is a key's id (key_...); "" for every key.
 	APIKeyID string
