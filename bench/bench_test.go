@@ -15,15 +15,17 @@ import (
 func TestRun(t *testing.T) {
 	var stdout, stderr bytes.Buffer
 	args := []string{"-only", "bare,sqlite", "-duration", "100ms", "-warmup", "0s", "-concurrency", "2", "-pool", "5", "-dir", t.TempDir(), "-json",
-		"-endpoints", "2", "-backlog", "10", "-event-rate", "100", "-scale", "30,20", "-deliveries", "400"}
+		"-endpoints", "2", "-backlog", "10", "-event-rate", "100", "-scale", "30,20", "-deliveries", "400", "-lists", "2000"}
 	if err := run(context.Background(), args, func(string) string { return "" }, &stdout, &stderr); err != nil {
 		t.Fatalf("run(%q) = %v; stdout:\n%s\nstderr:\n%s", args, err, &stdout, &stderr)
 	}
 	var rep struct {
-		Rows  []row      `json:"rows"`
-		Hooks []hookRow  `json:"webhooks"`
-		Scale []scaleRow `json:"scale"`
-		Lists []listRow  `json:"delivery_lists"`
+		Rows       []row         `json:"rows"`
+		Hooks      []hookRow     `json:"webhooks"`
+		Scale      []scaleRow    `json:"scale"`
+		Deliveries []deliveryRow `json:"delivery_lists"`
+		Lists      []listRow     `json:"lists"`
+		Purges     []purgeRow    `json:"purges"`
 	}
 	if err := json.Unmarshal(stdout.Bytes(), &rep); err != nil {
 		t.Fatalf("decode the JSON report: %v\n%s", err, &stdout)
@@ -61,12 +63,31 @@ func TestRun(t *testing.T) {
 	if want := []string{"sqlite 20", "sqlite 30"}; !slices.Equal(got, want) {
 		t.Errorf("scale rows = %q; want %q", got, want)
 	}
-	if len(rep.Lists) < 10 {
-		t.Errorf("%d delivery-list rows; want one per case", len(rep.Lists))
+	if len(rep.Deliveries) < 10 {
+		t.Errorf("%d delivery-list rows; want one per case", len(rep.Deliveries))
 	}
-	for _, r := range rep.Lists {
+	for _, r := range rep.Deliveries {
 		if r.Target != "sqlite" || r.Error != "" || r.Skipped != "" || r.Calls == 0 || r.Deliveries != 400 || (r.Case == "first page" && r.Rows != 50) {
 			t.Errorf("delivery-list row %+v; want calls without error (a first page of 50)", r)
+		}
+	}
+	if len(rep.Lists) < 20 {
+		t.Errorf("%d lists rows; want one per case", len(rep.Lists))
+	}
+	for _, r := range rep.Lists {
+		if r.Target != "sqlite" || r.Skipped != "" || r.Rows != 2000 || r.P50ms <= 0 {
+			t.Errorf("lists row %+v; want a sqlite row timed over 2000 rows", r)
+		}
+		if r.Case == "first page" && r.Items != 50 {
+			t.Errorf("lists row %+v; want a first page of 50", r)
+		}
+	}
+	if len(rep.Purges) != 4 {
+		t.Errorf("purge rows = %+v; want 4", rep.Purges)
+	}
+	for _, r := range rep.Purges {
+		if r.Deleted == 0 {
+			t.Errorf("purge row %+v; want rows deleted", r)
 		}
 	}
 }
@@ -98,7 +119,8 @@ func TestParseConfig(t *testing.T) {
 		}
 	}
 	for _, args := range [][]string{{"-only", "mysql"}, {"-concurrency", "0"}, {"extra"}, {"-scale", "10,x"}, {"-scale", "0"},
-		{"-endpoints", "0"}, {"-endpoints", "17"}, {"-deliveries", "-1"}, {"-backlog", "0"}, {"-event-rate", "0"}, {"-event-rate", "1001"}} {
+		{"-endpoints", "0"}, {"-endpoints", "17"}, {"-deliveries", "-1"}, {"-backlog", "0"}, {"-event-rate", "0"}, {"-event-rate", "1001"},
+		{"-lists", "-1"}, {"-lists", "999"}} {
 		if _, err := parseConfig(args, getenv, &bytes.Buffer{}); err == nil {
 			t.Errorf("parseConfig(%q) = nil error; want one", args)
 		}

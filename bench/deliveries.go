@@ -18,9 +18,9 @@ import (
 // days of them), each page timed inside checkoutd: the service call that
 // the dashboard's handler makes, without HTTP or templates around it.
 
-// listRow is one line of the delivery-list table: one page (or health, or
+// deliveryRow is one line of the delivery-list table: one page (or health, or
 // detail) read many times in a row.
-type listRow struct {
+type deliveryRow struct {
 	Target     string `json:"target"`
 	Case       string `json:"case"`
 	Skipped    string `json:"skipped,omitempty"`
@@ -35,17 +35,13 @@ type listRow struct {
 	Error       string  `json:"error,omitempty"`
 }
 
-// listBudget is the issue's budget of server time for a page (issue 10,
-// Lists that hold up at volume).
-const listBudget = 50 * time.Millisecond
-
-// listCalls bounds how many times each case is read: enough for a p99, and
-// at most listCallTime of it.
+// deliveryCalls bounds how many times each case is read: enough for a p99, and
+// at most deliveryCallTime of it.
 const (
-	listCalls    = 200
-	listCallTime = 3 * time.Second
-	loadChunk    = 100_000
-	loadEndpoint = 4 // each event fans out to that many endpoints
+	deliveryCalls    = 200
+	deliveryCallTime = 3 * time.Second
+	loadChunk        = 100_000
+	loadEndpoint     = 4 // each event fans out to that many endpoints
 )
 
 // deliveryTypes is how the loaded events' types are spread, per thousand:
@@ -198,8 +194,8 @@ func loadDeliveries(ctx context.Context, t *target, n int, now time.Time) ([]*ch
 	return eps, nil
 }
 
-// listCase is one page, or health, or detail, to time.
-type listCase struct {
+// deliveryCase is one page, or health, or detail, to time.
+type deliveryCase struct {
 	name string
 	call func(ctx context.Context) (rows int, err error)
 }
@@ -211,7 +207,7 @@ func measureDeliveries(ctx context.Context, cfg *config, name string, stderr io.
 	t, err := startTarget(ctx, name, cfg, stderr)
 	var skip skipError
 	if errors.As(err, &skip) {
-		rep.addList(listRow{Target: name, Deliveries: cfg.deliveries, Skipped: skip.reason})
+		rep.addDelivery(deliveryRow{Target: name, Deliveries: cfg.deliveries, Skipped: skip.reason})
 		return nil
 	}
 	if err != nil {
@@ -227,23 +223,23 @@ func measureDeliveries(ctx context.Context, cfg *config, name string, stderr io.
 		return err
 	}
 	loaded := time.Since(began)
-	cases, err := listCases(ctx, t, eps, now)
+	cases, err := deliveryCases(ctx, t, eps, now)
 	if err != nil {
 		return err
 	}
 	for i, c := range cases {
-		rw := timeCase(ctx, c)
+		rw := timeDeliveryCase(ctx, c)
 		rw.Target, rw.Deliveries = name, cfg.deliveries
 		if i == 0 {
 			rw.LoadSeconds = loaded.Seconds()
 		}
-		rep.addList(rw)
+		rep.addDelivery(rw)
 	}
 	return nil
 }
 
-// listCases are the pages a merchant opens, on the loaded store.
-func listCases(ctx context.Context, t *target, eps []*checkout.Endpoint, now time.Time) ([]listCase, error) {
+// deliveryCases are the pages a merchant opens, on the loaded store.
+func deliveryCases(ctx context.Context, t *target, eps []*checkout.Endpoint, now time.Time) ([]deliveryCase, error) {
 	scope := checkout.Scope{MerchantID: t.storeID, Mode: checkout.ModeTest}
 	page := func(f checkout.DeliveryFilter) func(ctx context.Context) (int, error) {
 		return func(ctx context.Context) (int, error) {
@@ -265,7 +261,7 @@ func listCases(ctx context.Context, t *target, eps []*checkout.Endpoint, now tim
 	}
 	day := now.Add(-10 * 24 * time.Hour).Truncate(24 * time.Hour)
 	ep := eps[0].ID
-	return []listCase{
+	return []deliveryCase{
 		{"first page", page(checkout.DeliveryFilter{})},
 		{"deep page (cursor 15 days back)", page(checkout.DeliveryFilter{After: deep})},
 		{"status failed", page(checkout.DeliveryFilter{Status: checkout.DeliveryFailed})},
@@ -298,10 +294,10 @@ func listCases(ctx context.Context, t *target, eps []*checkout.Endpoint, now tim
 	}, nil
 }
 
-// timeCase calls c a few times to warm up, then up to listCalls times
-// (at most listCallTime) and returns the latencies' p50 and p99.
-func timeCase(ctx context.Context, c listCase) listRow {
-	rw := listRow{Case: c.name}
+// timeCase calls c a few times to warm up, then up to deliveryCalls times
+// (at most deliveryCallTime) and returns the latencies' p50 and p99.
+func timeDeliveryCase(ctx context.Context, c deliveryCase) deliveryRow {
+	rw := deliveryRow{Case: c.name}
 	for range 3 {
 		if _, err := c.call(ctx); err != nil {
 			rw.Error = err.Error()
@@ -309,8 +305,8 @@ func timeCase(ctx context.Context, c listCase) listRow {
 		}
 	}
 	res := &result{}
-	until := time.Now().Add(listCallTime)
-	for len(res.latencies) < listCalls && time.Now().Before(until) {
+	until := time.Now().Add(deliveryCallTime)
+	for len(res.latencies) < deliveryCalls && time.Now().Before(until) {
 		began := time.Now()
 		rows, err := c.call(ctx)
 		took := time.Since(began)

@@ -74,6 +74,9 @@ type target struct {
 	// rawOpen opens a pool of the bench's own on the database, for bulk
 	// loads that the store's API has no call for.
 	rawOpen rawOpener
+	// raw opens a connection of the bench's own to the database, for the
+	// lists rows' bulk load and their look at query plans.
+	raw func() (*sql.DB, error)
 }
 
 // skipError says a target cannot run here, which the report shows instead of
@@ -221,6 +224,13 @@ func (t *target) startSQLite(ctx context.Context, cfg *config, log *slog.Logger)
 		return sql.Open("sqlite", path+"?_pragma=busy_timeout(30000)&_pragma=synchronous(OFF)")
 	}
 	t.note = "sqlite: " + path + ", opened by sqlite.Open as serve opens it (WAL, synchronous=FULL); removed afterwards"
+	t.raw = func() (*sql.DB, error) {
+		raw, err := sql.Open("sqlite", path+"?_pragma=busy_timeout(30000)")
+		if err == nil {
+			raw.SetMaxOpenConns(1)
+		}
+		return raw, err
+	}
 	t.size = func(ctx context.Context) (int64, error) {
 		// Fold the write-ahead log into the file first: the log's size is
 		// that of the largest burst of writes since the start, not data.
@@ -288,6 +298,7 @@ func (t *target) startPostgres(ctx context.Context, cfg *config, log *slog.Logge
 	t.onClose(db.Close)
 	loadURL := u.String()
 	t.rawOpen = func() (*sql.DB, error) { return sql.Open("pgx", loadURL) }
+	t.raw = func() (*sql.DB, error) { return sql.Open("pgx", u.String()) }
 	t.note = fmt.Sprintf("postgres: PostgreSQL %s at %s, throwaway schema %s (fsync=%s, synchronous_commit=%s), opened by postgres.Open",
 		strings.Fields(version)[0], redactQuery(u), schema, fsync, syncCommit)
 	t.size = func(ctx context.Context) (int64, error) {

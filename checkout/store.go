@@ -265,12 +265,17 @@ const IdempotencyWindow = 24 * time.Hour
 // secrets redacted and are valid UTF-8 without NUL (what both databases can
 // store); headers are never kept.
 type RequestLog struct {
-	RequestID    string
-	MerchantID   string
-	Mode         Mode
-	APIKeyID     string
-	Method       string
-	Path         string
+	RequestID  string
+	MerchantID string
+	Mode       Mode
+	APIKeyID   string
+	Method     string
+	Path       string
+	// Route is the API endpoint the request reached, as its route pattern
+	// without the method: /v1/stores/{storeId}/checkouts or
+	// /v1/stores/{storeId}/checkouts/{checkoutId}. "" for logs written
+	// before routes were recorded (migration 0011).
+	Route        string
 	Status       int
 	Duration     time.Duration
 	RequestBody  string
@@ -289,7 +294,7 @@ type RequestLogListParams struct {
 	// StatusClass is 2, 4 or 5 for the 2xx, 4xx or 5xx statuses; 0 for all.
 	StatusClass int
 	Method      string // "" for every method
-	Path        string // the exact path as logged; "" for every path
+	Route       string // an endpoint (RequestLog.Route); "" for every one
 	APIKeyID    string // "" for every key
 	// From and To bound CreatedAt to [From, To); a zero bound is open.
 	From, To time.Time

@@ -31,6 +31,8 @@ type keyJSON struct {
 	SecretHint  string   `json:"secret_hint"`
 	CreatedAt   int64    `json:"created_at"`
 	RevokedAt   *int64   `json:"revoked_at"`
+	// LastUsedAt is right to within a minute (checkout.APIKeyUseGranularity).
+	LastUsedAt *int64 `json:"last_used_at"`
 }
 
 func toKeyJSON(k *checkout.APIKey, secret string) keyJSON {
@@ -46,14 +48,18 @@ func toKeyJSON(k *checkout.APIKey, secret string) keyJSON {
 		t := k.RevokedAt.Unix()
 		j.RevokedAt = &t
 	}
+	if k.LastUsedAt != nil {
+		t := k.LastUsedAt.Unix()
+		j.LastUsedAt = &t
+	}
 	return j
 }
 
 func keysCreate(ctx context.Context, e env, args []string) error {
-	a := newAdmin(e, "keys create", "keys create --store ID --mode test|live [--name NAME] --type bearer --permissions checkouts:write[,checkouts:read] [--json]")
-	var store, mode, typ, perms, name string
-	a.fs.StringVar(&name, "name", "", "what the key is for, shown in lists (at most 100 characters)")
+	a := newAdmin(e, "keys create", "keys create --store ID [--name NAME] --mode test|live --type bearer --permissions checkouts:write[,checkouts:read] [--json]")
+	var store, name, mode, typ, perms string
 	a.fs.StringVar(&store, "store", "", "the store the key belongs to (required)")
+	a.fs.StringVar(&name, "name", "", "a name to tell the key apart, e.g. \"Shop server\" (optional, at most 100 characters)")
 	a.fs.StringVar(&mode, "mode", "test", "test or live")
 	a.fs.StringVar(&typ, "type", "bearer", "bearer, the only type the API accepts")
 	a.fs.StringVar(&perms, "permissions", "checkouts:write", "comma-separated: checkouts:write (create and retrieve), checkouts:read (retrieve)")
@@ -95,14 +101,14 @@ func keysList(ctx context.Context, e env, args []string) error {
 			out[i] = toKeyJSON(k, "")
 		}
 		return a.print(newList(out), func(w io.Writer) {
-			fmt.Fprintln(w, "ID\tMODE\tTYPE\tPERMISSIONS\tSECRET\tCREATED\tREVOKED")
+			fmt.Fprintln(w, "ID\tNAME\tMODE\tTYPE\tPERMISSIONS\tSECRET\tCREATED\tLAST USED\tREVOKED")
 			for _, k := range ks {
-				revoked := "-"
-				if k.RevokedAt != nil {
-					revoked = k.RevokedAt.UTC().Format(time.RFC3339)
+				name := k.Name
+				if name == "" {
+					name = "-"
 				}
-				fmt.Fprintf(w, "%s\t%s\t%s\t%s\t...%s\t%s\t%s\n", k.ID, k.Mode, k.Type, checkout.JoinPermissions(k.Permissions),
-					k.SecretHint, k.CreatedAt.UTC().Format(time.RFC3339), revoked)
+				fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t...%s\t%s\t%s\t%s\n", k.ID, name, k.Mode, k.Type, checkout.JoinPermissions(k.Permissions),
+					k.SecretHint, k.CreatedAt.UTC().Format(time.RFC3339), timeOrDash(k.LastUsedAt), timeOrDash(k.RevokedAt))
 			}
 		})
 	})
@@ -125,9 +131,20 @@ func keysRevoke(ctx context.Context, e env, args []string) error {
 	})
 }
 
+// timeOrDash is t in RFC 3339, UTC, or "-" when there is none.
+func timeOrDash(t *time.Time) string {
+	if t == nil {
+		return "-"
+	}
+	return t.UTC().Format(time.RFC3339)
+}
+
 func printKey(w io.Writer, k *checkout.APIKey) {
-	fmt.Fprintf(w, "id:\t%s\nname:\t%s\nstore:\t%s\nmode:\t%s\ntype:\t%s\npermissions:\t%s\n",
-		k.ID, k.Name, k.MerchantID, k.Mode, k.Type, checkout.JoinPermissions(k.Permissions))
+	if k.Name != "" {
+		fmt.Fprintf(w, "name:\t%s\n", k.Name)
+	}
+	fmt.Fprintf(w, "id:\t%s\nstore:\t%s\nmode:\t%s\ntype:\t%s\npermissions:\t%s\n",
+		k.ID, k.MerchantID, k.Mode, k.Type, checkout.JoinPermissions(k.Permissions))
 	if k.RevokedAt != nil {
 		fmt.Fprintf(w, "revoked:\t%s\n", k.RevokedAt.UTC().Format(time.RFC3339))
 	}

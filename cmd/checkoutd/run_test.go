@@ -124,6 +124,8 @@ type keyOut struct {
 	Secret      string   `json:"secret"`
 	SecretHint  string   `json:"secret_hint"`
 	RevokedAt   *int64   `json:"revoked_at"`
+	Name        string   `json:"name"`
+	LastUsedAt  *int64   `json:"last_used_at"`
 }
 
 func createStore(t *testing.T, e vars, flags []string, args ...string) storeOut {
@@ -239,7 +241,13 @@ func TestKeys(t *testing.T) {
 			k.SecretHint != "..."+k.Secret[len(k.Secret)-4:] || k.RevokedAt != nil || k.Object != "api_key" {
 			t.Errorf("keys create = %+v", k)
 		}
-		live := createKey(t, vars{}, db.flags, "--store", s.ID, "--mode", "live", "--permissions", "checkouts:read")
+		if k.Name != "" || k.LastUsedAt != nil {
+			t.Errorf("keys create without --name = name %q, last used %v; want neither", k.Name, k.LastUsedAt)
+		}
+		live := createKey(t, vars{}, db.flags, "--store", s.ID, "--mode", "live", "--permissions", "checkouts:read", "--name", " Shop server ")
+		if live.Name != "Shop server" {
+			t.Errorf("keys create --name = name %q; want Shop server, trimmed", live.Name)
+		}
 		if !liveSecret.MatchString(live.Secret) || strings.Join(live.Permissions, ",") != "checkouts:read" {
 			t.Errorf("keys create --mode live = %+v; want a ck_live_sk_ secret, read only", live)
 		}
@@ -273,7 +281,7 @@ func TestKeys(t *testing.T) {
 			t.Errorf("keys list --json shows a secret: %s", out)
 		}
 		human := mustCLI(t, vars{}, append([]string{"keys", "list", "--store", s.ID}, db.flags...)...)
-		if strings.Contains(human, k.Secret) || anySecretRe.MatchString(human) || !strings.Contains(human, k.ID) {
+		if strings.Contains(human, k.Secret) || anySecretRe.MatchString(human) || !strings.Contains(human, k.ID) || !strings.Contains(human, "Shop server") {
 			t.Errorf("keys list shows a secret or misses a key: %s", human)
 		}
 

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"io"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/checkoutd/checkoutd/checkout"
@@ -49,6 +50,7 @@ func LogRequests(rl RequestLogs, now clock.Func, next http.Handler) http.Handler
 			APIKeyID:     key.ID,
 			Method:       r.Method,
 			Path:         checkout.RedactSecrets(r.URL.RequestURI()),
+			Route:        route(r.Pattern),
 			Status:       rec.status,
 			Duration:     time.Since(start),
 			RequestBody:  redactBody(reqBody.Bytes()),
@@ -56,6 +58,17 @@ func LogRequests(rl RequestLogs, now clock.Func, next http.Handler) http.Handler
 			CreatedAt:    created,
 		})
 	})
+}
+
+// route is the path part of a ServeMux pattern ("GET /v1/x/{id}" is
+// /v1/x/{id}): the endpoint a request reached, which the dashboard's logs
+// filter by. LogRequests runs inside the mux's handler, so the request
+// carries the pattern that matched it.
+func route(pattern string) string {
+	if _, path, ok := strings.Cut(pattern, " "); ok {
+		return path
+	}
+	return pattern
 }
 
 // redactBody replaces secrets in a body, however they are spelled (JSON

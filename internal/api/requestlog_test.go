@@ -65,6 +65,7 @@ func TestLogRequests(t *testing.T) {
 		for _, tt := range tests {
 			t.Run(tt.name, func(t *testing.T) {
 				r := httptest.NewRequest("POST", "/v1/stores/x/checkouts?key="+secret, strings.NewReader(tt.body))
+				r.Pattern = "POST /v1/stores/{storeId}/checkouts" // as the mux sets it
 				r.Header.Set("Authorization", "Bearer "+secret)
 				r.Header.Set("X-Custom", "header-value")
 				id := checkout.NewRequestID()
@@ -77,7 +78,8 @@ func TestLogRequests(t *testing.T) {
 					t.Fatalf("RequestLogGet = %v; log: %s", err, buf)
 				}
 				if got.Method != "POST" || got.Status != http.StatusTeapot || got.APIKeyID != key.ID || got.MerchantID != key.MerchantID ||
-					got.Mode != checkout.ModeLive || !got.CreatedAt.Equal(t0) || got.Path != "/v1/stores/x/checkouts?key=[redacted]" {
+					got.Mode != checkout.ModeLive || !got.CreatedAt.Equal(t0) || got.Path != "/v1/stores/x/checkouts?key=[redacted]" ||
+					got.Route != "/v1/stores/{storeId}/checkouts" {
 					t.Errorf("logged %+v", got)
 				}
 				all := got.Path + got.RequestBody + got.ResponseBody

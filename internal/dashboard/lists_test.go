@@ -6,6 +6,7 @@ import (
 	"html"
 	"io"
 	"net/http"
+	"net/url"
 	"regexp"
 	"strings"
 	"testing"
@@ -151,6 +152,9 @@ func TestLogsPage(t *testing.T) {
 		}
 		if p := e.get(logs+"?status=4xx&method=GET", ann); strings.Contains(p.body, badID) || !strings.Contains(p.body, getID) {
 			t.Errorf("4xx GET filter: %s", p.body)
+		}
+		if p := e.get(logs+"?route="+url.QueryEscape("/v1/stores/{storeId}/checkouts/{checkoutId}"), ann); strings.Contains(p.body, badID) || !strings.Contains(p.body, getID) {
+			t.Errorf("the retrieve endpoint filter: %s", p.body)
 		}
 		if p := e.get(logs+"?status=3xx", ann); p.status != http.StatusBadRequest || !strings.Contains(p.body, "Must be 2xx, 4xx or 5xx") {
 			t.Errorf("a bad status class = %d: %s", p.status, p.body)

@@ -14,7 +14,7 @@ import (
 
 const sectionLogs = "developers/logs"
 
-type logFilter struct{ RequestID, Status, Method, Path, Key, From, To string }
+type logFilter struct{ RequestID, Status, Method, Route, Key, From, To string }
 
 type logsView struct {
 	Layout
@@ -22,6 +22,7 @@ type logsView struct {
 	Errors   map[string]string
 	Logs     []*checkout.RequestLog
 	Keys     []*checkout.APIKey
+	Routes   []string
 	KeyNames map[string]string
 	Pager    pager
 	Filtered bool
@@ -39,7 +40,7 @@ func (d *Dashboard) HandleLogs() http.Handler {
 	return d.storePage(func(w http.ResponseWriter, r *http.Request, s *scope) {
 		q := r.URL.Query()
 		v := logsView{Layout: s.layout("Logs", sectionLogs), Errors: map[string]string{}, Filter: logFilter{
-			RequestID: q.Get("request_id"), Status: q.Get("status"), Method: q.Get("method"), Path: q.Get("path"),
+			RequestID: q.Get("request_id"), Status: q.Get("status"), Method: q.Get("method"), Route: q.Get("route"),
 			Key: q.Get("key"), From: q.Get("from"), To: q.Get("to")}}
 		v.Filtered = v.Filter != logFilter{}
 		if id := v.Filter.RequestID; id != "" {
@@ -60,10 +61,10 @@ func (d *Dashboard) HandleLogs() http.Handler {
 			d.fail(w, r, err)
 			return
 		}
-		v.Keys, v.KeyNames = keys, keyNames(keys)
+		v.Keys, v.KeyNames, v.Routes = keys, keyNames(keys), service.LogRoutes
 		from, to := dateRange(q, v.Errors)
 		if len(v.Errors) == 0 && v.NotFound == "" {
-			f := service.RequestLogFilter{StatusClass: v.Filter.Status, Method: v.Filter.Method, Path: v.Filter.Path,
+			f := service.RequestLogFilter{StatusClass: v.Filter.Status, Method: v.Filter.Method, Route: v.Filter.Route,
 				APIKeyID: v.Filter.Key, From: from, To: to}
 			page, err := d.svc.ListRequestLogs(r.Context(), s.checkoutScope(), f, q.Get("cursor"), 0)
 			if errs, ok := fieldErrors(err); ok {

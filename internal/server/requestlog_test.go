@@ -9,6 +9,7 @@ import (
 
 	"github.com/checkoutd/checkoutd/checkout"
 	"github.com/checkoutd/checkoutd/internal/api"
+	"github.com/checkoutd/checkoutd/internal/service"
 	"github.com/checkoutd/checkoutd/internal/store"
 	"github.com/checkoutd/checkoutd/internal/store/storetest"
 )
@@ -87,6 +88,9 @@ func TestRequestLogs(t *testing.T) {
 				if l.RequestID != r.Header.Get("Request-Id") || l.Method != tt.req.method || l.Path != tt.path || l.Status != tt.status ||
 					l.APIKeyID != tt.key.ID || l.MerchantID != h.store.ID || l.Mode != tt.mode || !l.CreatedAt.Equal(h.clock.Now()) {
 					t.Errorf("RequestLogGet = %+v; want %s %s %d by %s in %s at %v", l, tt.req.method, tt.path, tt.status, tt.key.ID, tt.mode, h.clock.Now())
+				}
+				if route := service.LogRoutes[1]; tt.req.method == "POST" && l.Route != service.LogRoutes[0] || tt.req.method != "POST" && l.Route != route {
+					t.Errorf("logged route %q; want the %s route of service.LogRoutes", l.Route, tt.req.method)
 				}
 				if l.RequestBody != tt.reqBody {
 					t.Errorf("logged request body %q; want %q", l.RequestBody, tt.reqBody)

@@ -29,7 +29,7 @@ func (f *fixture) recordLogs(t *testing.T, logs ...*checkout.RequestLog) {
 
 func (f *fixture) logAt(at time.Time, method string, status int) *checkout.RequestLog {
 	return &checkout.RequestLog{RequestID: checkout.NewRequestID(), MerchantID: f.m.ID, Mode: f.key.Mode, APIKeyID: f.key.ID,
-		Method: method, Path: "/v1/stores/" + f.m.ID + "/checkouts", Status: status, CreatedAt: at}
+		Method: method, Path: "/v1/stores/" + f.m.ID + "/checkouts", Route: service.LogRoutes[0], Status: status, CreatedAt: at}
 }
 
 func requestIDs(ls []*checkout.RequestLog) []string {
@@ -76,6 +76,8 @@ func TestListRequestLogs(t *testing.T) {
 			{service.RequestLogFilter{StatusClass: "5xx", Method: "post"}, 1, failed},
 			{service.RequestLogFilter{StatusClass: "4xx"}, 2, nil},
 			{service.RequestLogFilter{APIKeyID: f.key.ID, From: t0.Add(2 * time.Second), To: t0.Add(5 * time.Second)}, 2, all[2:5]},
+			{service.RequestLogFilter{Route: service.LogRoutes[0]}, 3, all},
+			{service.RequestLogFilter{Route: service.LogRoutes[1]}, 3, nil},
 		} {
 			var got []string
 			cursor, pages := "", 0
@@ -131,8 +133,8 @@ func TestListRequestLogsInvalid(t *testing.T) {
 			{service.RequestLogFilter{StatusClass: "3xx"}, "", "status"},
 			{service.RequestLogFilter{StatusClass: "500"}, "", "status"},
 			{service.RequestLogFilter{Method: "BREW"}, "", "method"},
-			{service.RequestLogFilter{Path: "v1/stores"}, "", "path"},
-			{service.RequestLogFilter{Path: "/v1/\n"}, "", "path"},
+			{service.RequestLogFilter{Route: "/v1/stores"}, "", "route"},
+			{service.RequestLogFilter{Route: "/v1/stores/{storeId}/checkouts/cs_1"}, "", "route"},
 			{service.RequestLogFilter{APIKeyID: "key_1"}, "", "key"},
 			{service.RequestLogFilter{From: t0, To: t0.Add(-time.Second)}, "", "to"},
 			{service.RequestLogFilter{}, "not-a-cursor", ""},

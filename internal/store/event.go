@@ -25,6 +25,9 @@ func (tx *Tx) EventInsert(ctx context.Context, e *checkout.Event) error {
 //	no filter, dates only   events_list (store_id, mode, created_at, seq)
 //	Type                    events_type (store_id, mode, type, created_at, seq)
 //
+// As for request logs, PostgreSQL may walk events_created instead where one
+// store holds nearly every event (bench -lists shows the plans).
+//
 // A cursor names the last event of the previous page by id (seq stays
 // inside the store); its seq is looked up in the same statement through
 // the unique index on id. A cursor whose event is gone (purged) continues
@@ -52,7 +55,7 @@ func (db *DB) EventList(ctx context.Context, p checkout.EventListParams) ([]*che
 		w.add("(created_at < ? OR seq < COALESCE((SELECT e.seq FROM events e WHERE e.id = ?), 0))", at, p.After.ID)
 	}
 	rows, err := db.readRows(ctx, `SELECT id, store_id, mode, type, created_at, data FROM events WHERE `+w.sql(db.dialect)+
-		` ORDER BY created_at DESC, seq DESC LIMIT `+strconv.Itoa(limit), w.args...)
+		` ORDER BY created_at DESC, seq DESC LIMIT `+strconv.Itoa(limit), w.argsFor(db.dialect)...)
 	if err != nil {
 		return nil, db.translate(err)
 	}

@@ -40,11 +40,12 @@ var undo0011 = []string{
 	`DROP INDEX events_list`,
 	`CREATE INDEX events_store ON events (store_id, mode, seq)`,
 	`DROP INDEX request_logs_key`,
-	`DROP INDEX request_logs_path`,
+	`DROP INDEX request_logs_route`,
 	`DROP INDEX request_logs_method`,
 	`DROP INDEX request_logs_class`,
 	`DROP INDEX request_logs_list`,
 	`CREATE INDEX request_logs_store ON request_logs (store_id, mode, created_at_ms)`,
+	`ALTER TABLE request_logs DROP COLUMN route`,
 }
 
 // undo0010 undoes migration 0010 (the dashboard's webhooks) on either

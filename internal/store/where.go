@@ -38,3 +38,8 @@ func (w *where) sql(d Dialect) string {
 	}
 	return b.String()
 }
+
+// argsFor returns the arguments, after the dialect's PlanEach options.
+func (w *where) argsFor(d Dialect) []any {
+	return append(append([]any{}, d.PlanEach...), w.args...)
+}

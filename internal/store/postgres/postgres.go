@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/stdlib"
 
@@ -55,6 +56,8 @@ var Dialect = store.Dialect{
 	IndexedBy:     func(string) string { return "" },
 	Translate:     translate,
 	Migrations:    store.SubFS(migrations, "migrations"),
+	// Planned with their values: see store.Dialect.PlanEach.
+	PlanEach: []any{pgx.QueryExecModeExec},
 }
 
 func translate(err error) error {

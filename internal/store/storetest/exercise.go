@@ -906,7 +906,7 @@ func testIdempotencyPurge(t *testing.T, db *store.DB) {
 func newRequestLog(m *checkout.Merchant, mode checkout.Mode, created time.Time) *checkout.RequestLog {
 	return &checkout.RequestLog{
 		RequestID: checkout.NewRequestID(), MerchantID: m.ID, Mode: mode, APIKeyID: checkout.NewAPIKeyID(),
-		Method: "POST", Path: "/v1/stores/" + m.ID + "/checkouts?x=%20y", Status: 201, Duration: 1234567 * time.Microsecond,
+		Method: "POST", Path: "/v1/stores/" + m.ID + "/checkouts?x=%20y", Route: "/v1/stores/{storeId}/checkouts", Status: 201, Duration: 1234567 * time.Microsecond,
 		RequestBody:  `{"items":[{"name":"Ünïcode 😀","amount":1500}],"metadata":{"k":"a\u0000b"}}`,
 		ResponseBody: `{"ok":true,"data":{"id":"cs_1"}}`,
 		CreatedAt:    created,

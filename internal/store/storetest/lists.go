@@ -27,6 +27,12 @@ var listTests = []struct {
 	{"APIKey/NameRoundTrip", testAPIKeyNameRoundTrip},
 }
 
+// The API's two routes, as request logs record them.
+const (
+	createRoute   = "/v1/stores/{storeId}/checkouts"
+	retrieveRoute = "/v1/stores/{storeId}/checkouts/{checkoutId}"
+)
+
 // logsFixture is a store's test-mode logs of every kind the filters tell
 // apart, a millisecond apart, and logs of its live mode and of another
 // store that no list of its test mode may show.
@@ -42,27 +48,27 @@ func newLogsFixture(t *testing.T, db *store.DB) *logsFixture {
 	stranger := newMerchant(t, db, "Other", base)
 	create := "/v1/stores/" + f.m.ID + "/checkouts"
 	kinds := []struct {
-		key, method, path string
-		status            int
+		key, method, path, route string
+		status                   int
 	}{
-		{f.key, "POST", create, 201},
-		{f.key, "GET", create + "/cs_1", 200},
-		{f.other, "GET", create + "/cs_2", 404},
-		{f.key, "POST", create, 400},
-		{f.other, "POST", create, 500},
-		{f.key, "GET", create + "/cs_1", 200},
-		{f.key, "HEAD", create + "/cs_1", 200},
-		{f.other, "POST", create, 503},
-		{f.key, "GET", create + "/cs_2", 429},
-		{f.key, "POST", create, 201},
+		{f.key, "POST", create, createRoute, 201},
+		{f.key, "GET", create + "/cs_1", retrieveRoute, 200},
+		{f.other, "GET", create + "/cs_2", retrieveRoute, 404},
+		{f.key, "POST", create, createRoute, 400},
+		{f.other, "POST", create, createRoute, 500},
+		{f.key, "GET", create + "/cs_1", retrieveRoute, 200},
+		{f.key, "HEAD", create + "/cs_1", retrieveRoute, 200},
+		{f.other, "POST", create, createRoute, 503},
+		{f.key, "GET", create + "/cs_2", retrieveRoute, 429},
+		{f.key, "POST", create, createRoute, 201},
 	}
 	var noise []*checkout.RequestLog
 	for i, k := range kinds {
 		l := newRequestLog(f.m, checkout.ModeTest, base.Add(time.Duration(i)*time.Millisecond))
-		l.APIKeyID, l.Method, l.Path, l.Status = k.key, k.method, k.path, k.status
+		l.APIKeyID, l.Method, l.Path, l.Route, l.Status = k.key, k.method, k.path, k.route, k.status
 		f.logs = append(f.logs, l)
 		for _, n := range []*checkout.RequestLog{newRequestLog(f.m, checkout.ModeLive, l.CreatedAt), newRequestLog(stranger, checkout.ModeTest, l.CreatedAt)} {
-			n.APIKeyID, n.Method, n.Path, n.Status = k.key, k.method, k.path, k.status
+			n.APIKeyID, n.Method, n.Path, n.Route, n.Status = k.key, k.method, k.path, k.route, k.status
 			noise = append(noise, n)
 		}
 	}
@@ -89,7 +95,6 @@ func testRequestLogListFilters(t *testing.T, db *store.DB) {
 	ctx := context.Background()
 	f := newLogsFixture(t, db)
 	at := func(i int) time.Time { return base.Add(time.Duration(i) * time.Millisecond) }
-	create := "/v1/stores/" + f.m.ID + "/checkouts"
 	tests := []struct {
 		name  string
 		p     checkout.RequestLogListParams
@@ -102,8 +107,9 @@ func testRequestLogListFilters(t *testing.T, db *store.DB) {
 		{"3xx: none", checkout.RequestLogListParams{StatusClass: 3}, func(*checkout.RequestLog) bool { return false }},
 		{"GET", checkout.RequestLogListParams{Method: "GET"}, func(l *checkout.RequestLog) bool { return l.Method == "GET" }},
 		{"HEAD", checkout.RequestLogListParams{Method: "HEAD"}, func(l *checkout.RequestLog) bool { return l.Method == "HEAD" }},
-		{"path", checkout.RequestLogListParams{Path: create + "/cs_1"}, func(l *checkout.RequestLog) bool { return l.Path == create+"/cs_1" }},
-		{"a path's prefix: none", checkout.RequestLogListParams{Path: create + "/cs_"}, func(*checkout.RequestLog) bool { return false }},
+		{"retrieve route", checkout.RequestLogListParams{Route: retrieveRoute}, func(l *checkout.RequestLog) bool { return l.Route == retrieveRoute }},
+		{"create route", checkout.RequestLogListParams{Route: createRoute}, func(l *checkout.RequestLog) bool { return l.Route == createRoute }},
+		{"a route's prefix: none", checkout.RequestLogListParams{Route: "/v1/stores/"}, func(*checkout.RequestLog) bool { return false }},
 		{"key", checkout.RequestLogListParams{APIKeyID: f.other}, func(l *checkout.RequestLog) bool { return l.APIKeyID == f.other }},
 		{"from", checkout.RequestLogListParams{From: at(7)}, func(l *checkout.RequestLog) bool { return !l.CreatedAt.Before(at(7)) }},
 		{"to", checkout.RequestLogListParams{To: at(2)}, func(l *checkout.RequestLog) bool { return l.CreatedAt.Before(at(2)) }},
@@ -114,9 +120,9 @@ func testRequestLogListFilters(t *testing.T, db *store.DB) {
 			func(l *checkout.RequestLog) bool {
 				return l.Status >= 500 && l.Method == "POST" && l.APIKeyID == f.other
 			}},
-		{"2xx GET of a path since", checkout.RequestLogListParams{StatusClass: 2, Method: "GET", Path: create + "/cs_1", From: at(2)},
+		{"2xx GET of a route since", checkout.RequestLogListParams{StatusClass: 2, Method: "GET", Route: retrieveRoute, From: at(2)},
 			func(l *checkout.RequestLog) bool {
-				return l.Status < 300 && l.Method == "GET" && l.Path == create+"/cs_1" && !l.CreatedAt.Before(at(2))
+				return l.Status < 300 && l.Method == "GET" && l.Route == retrieveRoute && !l.CreatedAt.Before(at(2))
 			}},
 	}
 	for _, tt := range tests {

@@ -9,12 +9,19 @@
 -- serves the unfiltered list and the date range; each filter has its own,
 -- the filter's column right after the scope: the status class (the
 -- expression status / 100, written the same way in the query), the method,
--- the exact path and the API key. request_logs_created stays for the purge.
+-- the route and the API key. request_logs_created stays for the purge.
+--
+-- route is the endpoint's pattern (/v1/stores/{storeId}/checkouts/{checkoutId}),
+-- what the dashboard filters by instead of the path: an index of paths,
+-- which hold random session ids, cost the SQLite writer of request logs
+-- nearly two thirds of its speed. Logs written before are left with '' and
+-- age out with the 30 days they are kept.
+ALTER TABLE request_logs ADD COLUMN route TEXT NOT NULL DEFAULT '';
 DROP INDEX request_logs_store;
 CREATE INDEX request_logs_list ON request_logs (store_id, mode, created_at_ms, request_id);
 CREATE INDEX request_logs_class ON request_logs (store_id, mode, (status / 100), created_at_ms, request_id);
 CREATE INDEX request_logs_method ON request_logs (store_id, mode, method, created_at_ms, request_id);
-CREATE INDEX request_logs_path ON request_logs (store_id, mode, path, created_at_ms, request_id);
+CREATE INDEX request_logs_route ON request_logs (store_id, mode, route, created_at_ms, request_id);
 CREATE INDEX request_logs_key ON request_logs (store_id, mode, api_key_id, created_at_ms, request_id);
 
 -- Events: (created_at, seq) descending, so events of one second keep the
