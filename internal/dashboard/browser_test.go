@@ -12,6 +12,7 @@ package dashboard_test
 
 import (
 	"context"
+	"encoding/json"
 	"flag"
 	"net/http"
 	"net/http/httptest"
@@ -52,6 +53,7 @@ func TestMain(m *testing.M) {
 type browserEnv struct {
 	t   *testing.T
 	clk *clock.Fake
+	app *app.App
 	svc *service.Service
 	srv *httptest.Server
 	// logs writes the API's request logs; Flush makes them readable.
@@ -61,16 +63,22 @@ type browserEnv struct {
 	*browsertest.Page
 }
 
-func newBrowserEnv(t *testing.T, db *store.DB) *browserEnv {
+// newBrowserEnv serves checkoutd on db, configured further by configure
+// (fakeInternet, for webhooks), to a new tab.
+func newBrowserEnv(t *testing.T, db *store.DB, configure ...func(*app.Config)) *browserEnv {
 	t.Helper()
 	e := &browserEnv{t: t, clk: clock.NewFake(t0), Page: browsertest.NewPage(t)}
 	e.srv = httptest.NewUnstartedServer(nil)
 	base := "http://" + e.srv.Listener.Addr().String()
-	a := app.New(app.Config{Store: db, Logger: logtest.Logger(t), Now: e.clk.Now, CacheNow: e.clk.Now,
-		BaseURL: base, CheckoutBaseURL: base, Processors: pay.Registry{Test: pay.Simulators()}})
-	t.Cleanup(a.Close)
-	e.svc, e.logs = a.Service, a.RequestLogs
-	e.srv.Config.Handler = a.Handler
+	cfg := app.Config{Store: db, Logger: logtest.Logger(t), Now: e.clk.Now, CacheNow: e.clk.Now,
+		BaseURL: base, CheckoutBaseURL: base, Processors: pay.Registry{Test: pay.Simulators()}}
+	for _, c := range configure {
+		c(&cfg)
+	}
+	e.app = app.New(cfg)
+	t.Cleanup(e.app.Close)
+	e.svc, e.logs = e.app.Service, e.app.RequestLogs
+	e.srv.Config.Handler = e.app.Handler
 	e.srv.Start()
 	t.Cleanup(e.srv.Close)
 	return e
@@ -158,19 +166,10 @@ func (e *browserEnv) account(email string) (*checkout.Merchant, string) {
 }
 
 // createCheckout creates a checkout session through the API with secret,
-// as a merchant's server does, and returns the status.
-func (e *browserEnv) createCheckout(storeID, secret string) int {
+// as a merchant's server does.
+func (e *browserEnv) createCheckout(storeID, secret string) apiResponse {
 	e.t.Helper()
-	req, _ := http.NewRequest("POST", e.srv.URL+"/v1/stores/"+storeID+"/checkouts",
-		strings.NewReader(`{"items":[{"name":"Sword","amount":1500,"quantity":2}]}`))
-	req.Header.Set("Authorization", "Bearer "+secret)
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	resp.Body.Close()
-	return resp.StatusCode
+	return postCheckout(e.t, e.srv.URL, storeID, secret, "")
 }
 
 // screenshot writes the page as docs/screenshots/dashboard-<name>.png under
@@ -281,8 +280,9 @@ func TestBrowserMerchantJourney(t *testing.T) {
 			t.Fatalf("the secret on the page = %q; want a test bearer secret", secret)
 		}
 		keyID := browsertest.Eval[string](e.Page, `[...document.querySelectorAll("dl.fields dt")].find(dt => dt.textContent === "Key id").nextElementSibling.textContent`)
-		if got := e.createCheckout(storeID, secret); got != http.StatusCreated {
-			t.Fatalf("a checkout with the new key = %d; want 201", got)
+		session := e.createCheckout(storeID, secret)
+		if session.status != http.StatusCreated {
+			t.Fatalf("a checkout with the new key = %d; want 201", session.status)
 		}
 		e.screenshot("key-created")
 		// The copy button puts the secret on the clipboard.
@@ -316,18 +316,70 @@ func TestBrowserMerchantJourney(t *testing.T) {
 			t.Fatal(err)
 		}
 		e.Do(chromedp.Reload())
-		created := row + " time"
+		createdAt := row + " time"
 		// ICU puts a narrow no-break space before PM: any space will do.
 		const tokyo = "Nov 1, 2026, 09:00:00 PM GMT+9"
-		if got := browsertest.Until(e.Page, browsertest.TextJS(created)+`.replace(/\s+/g, " ")`, tokyo); got != tokyo {
+		if got := browsertest.Until(e.Page, browsertest.TextJS(createdAt)+`.replace(/\s+/g, " ")`, tokyo); got != tokyo {
 			t.Errorf("created at 12:00 UTC reads %q in Tokyo; want %q", got, tokyo)
 		}
-		if got := browsertest.Eval[string](e.Page, `document.querySelector(`+browsertest.JSString(created)+`).title`); got != "2026-11-01 12:00:00 UTC" {
+		if got := browsertest.Eval[string](e.Page, `document.querySelector(`+browsertest.JSString(createdAt)+`).title`); got != "2026-11-01 12:00:00 UTC" {
 			t.Errorf("the time's title = %q; want the UTC time", got)
 		}
 		if _, err := chromedp.Call(e.Tab(), emulation.SetTimezoneOverride, emulation.SetTimezoneOverrideParams{TimezoneID: ""}); err != nil {
 			t.Fatal(err)
 		}
+
+		// The key's request found in Logs by the Request-Id of its response,
+		// pasted into the search: the page of the request, with both bodies.
+		// A refused request is listed too.
+		refused := postCheckout(t, e.srv.URL, storeID, secret, `{"items":[]}`)
+		if refused.status != http.StatusBadRequest {
+			t.Fatalf("a checkout without items = %d; want 400", refused.status)
+		}
+		e.logs.Flush(ctx)
+		logs := "/dashboard/stores/" + storeID + "/test/developers/logs"
+		e.follow("nav.side", "Logs")
+		e.at(logs)
+		call := "POST /v1/stores/" + storeID + "/checkouts"
+		if got := e.TextHas("main table tbody", call, "201", "400", "Web shop"); strings.Count(got, call) != 2 {
+			t.Errorf("Logs lists %q; want both requests of Web shop", got)
+		}
+		e.screenshot("logs")
+		e.fill("Request-Id", session.requestID)
+		e.press("Search")
+		e.at(logs + "/" + session.requestID)
+		if got := e.TextIs("main h1", call); got != call {
+			t.Errorf("the request's page is titled %q; want %q", got, call)
+		}
+		bodies := browsertest.Eval[[]string](e.Page, `[...document.querySelectorAll("main pre")].map(p => p.textContent)`)
+		if len(bodies) != 2 || bodies[0] != `{"items":[{"name":"Sword","amount":1500,"quantity":2}]}` || bodies[1] != session.body {
+			t.Errorf("the request's page shows the bodies %q; want the request's and the response's as sent", bodies)
+		}
+
+		// The session's checkout.created in Events; its page shows the
+		// payload.
+		var created struct{ Data struct{ ID string } }
+		if err := json.Unmarshal([]byte(session.body), &created); err != nil || created.Data.ID == "" {
+			t.Fatalf("the session created: %s (%v)", session.body, err)
+		}
+		events := "/dashboard/stores/" + storeID + "/test/developers/events"
+		e.follow("nav.side", "Events")
+		e.at(events)
+		if got := e.TextHas("main table tbody tr", "checkout.created", created.Data.ID); !strings.Contains(got, created.Data.ID) {
+			t.Errorf("Events' first row = %q; want the session's checkout.created", got)
+		}
+		e.follow("main table tbody", "checkout.created")
+		e.WaitFor(`location.pathname.startsWith(` + browsertest.JSString(events+"/evt_") + `)`)
+		var payload struct {
+			Type string
+			Data struct{ Object struct{ ID string } }
+		}
+		if err := json.Unmarshal([]byte(browsertest.Eval[string](e.Page, `document.getElementById("event-payload").textContent`)), &payload); err != nil ||
+			payload.Type != "checkout.created" || payload.Data.Object.ID != created.Data.ID {
+			t.Errorf("the event's payload = %+v (%v); want the session's checkout.created", payload, err)
+		}
+		e.follow("nav.side", "API keys")
+		e.at(keys)
 
 		// Revoked through the confirmation; once the key cache has let it
 		// go, the API refuses it.
@@ -345,7 +397,7 @@ func TestBrowserMerchantJourney(t *testing.T) {
 			t.Errorf("the revoked key's row = %q; want it marked, with no Revoke link", got)
 		}
 		e.clk.Advance(service.MaxKeyCacheTTL)
-		if got := e.createCheckout(storeID, secret); got != http.StatusUnauthorized {
+		if got := e.createCheckout(storeID, secret).status; got != http.StatusUnauthorized {
 			t.Errorf("the revoked key once the cache has expired = %d; want 401", got)
 		}
 
@@ -512,7 +564,7 @@ func TestBrowserPhoneSizedScreen(t *testing.T) {
 		e := newBrowserEnv(t, db)
 		m, secret := e.account("ann@example.com")
 		// A checkout, so that the lists of events and logs have a row.
-		if got := e.createCheckout(m.ID, secret); got != http.StatusCreated {
+		if got := e.createCheckout(m.ID, secret).status; got != http.StatusCreated {
 			t.Fatalf("create a checkout = %d", got)
 		}
 		e.logs.Flush(context.Background())

@@ -2,6 +2,7 @@ package dashboard_test
 
 import (
 	"context"
+	"io"
 	"net/http"
 	"net/url"
 	"regexp"
@@ -27,19 +28,41 @@ func (e *env) signedInStore(email string) (*checkout.Merchant, *http.Cookie) {
 	return m, e.signIn(email)
 }
 
-// api sends a create request to the API with a secret and returns the status.
+// apiCreate creates a checkout session through the API with a secret and
+// returns the status.
 func (e *env) apiCreate(storeID, secret string) int {
 	e.t.Helper()
-	req, _ := http.NewRequest(http.MethodPost, e.srv.URL+"/v1/stores/"+storeID+"/checkouts",
-		strings.NewReader(`{"items":[{"name":"Sword","amount":1500,"quantity":1}]}`))
+	return postCheckout(e.t, e.srv.URL, storeID, secret, "").status
+}
+
+// apiResponse is an API response read whole.
+type apiResponse struct {
+	status    int
+	requestID string // its Request-Id header: what a merchant pastes into Logs
+	body      string
+}
+
+// postCheckout creates a checkout session through the API served at base,
+// with a key's secret, as a merchant's server does: body is the request's
+// (a sword, twice, when empty).
+func postCheckout(t *testing.T, base, storeID, secret, body string) apiResponse {
+	t.Helper()
+	if body == "" {
+		body = `{"items":[{"name":"Sword","amount":1500,"quantity":2}]}`
+	}
+	req, _ := http.NewRequest(http.MethodPost, base+"/v1/stores/"+storeID+"/checkouts", strings.NewReader(body))
 	req.Header.Set("Authorization", "Bearer "+secret)
 	req.Header.Set("Content-Type", "application/json")
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
-		e.t.Fatal(err)
+		t.Fatal(err)
 	}
-	resp.Body.Close()
-	return resp.StatusCode
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return apiResponse{status: resp.StatusCode, requestID: resp.Header.Get("Request-Id"), body: string(b)}
 }
 
 func TestAPIKeys(t *testing.T) {

@@ -28,22 +28,35 @@ type hookEnv struct {
 func newHookEnv(t *testing.T, db *store.DB) *hookEnv {
 	t.Helper()
 	n := webhooktest.NewNetwork(t)
-	e := newEnvWith(t, db, "http://dash.example.test", func(c *app.Config) {
+	return &hookEnv{env: newEnvWith(t, db, "http://dash.example.test", fakeInternet(n)), net: n}
+}
+
+// fakeInternet makes the application deliver webhooks to the receivers of
+// n through the production guard and client: only name resolution and the
+// final dial are the network's.
+func fakeInternet(n *webhooktest.Network) func(*app.Config) {
+	return func(c *app.Config) {
 		c.Guard = &webhook.Guard{Resolver: n}
 		c.RootCAs = n.RootCAs()
 		c.WebhookDial = n.Dial
-	})
-	return &hookEnv{env: e, net: n}
+	}
 }
 
-// deliver runs the dispatcher once: every due delivery is attempted.
-func (e *hookEnv) deliver() int {
-	e.t.Helper()
-	n, err := e.app.Dispatcher.RunOnce(context.Background())
+// deliver runs a's dispatcher once: every due delivery is attempted. It
+// returns how many were.
+func deliver(t *testing.T, a *app.App) int {
+	t.Helper()
+	n, err := a.Dispatcher.RunOnce(context.Background())
 	if err != nil {
-		e.t.Fatal(err)
+		t.Fatal(err)
 	}
 	return n
+}
+
+// deliver runs the dispatcher once (the function deliver).
+func (e *hookEnv) deliver() int {
+	e.t.Helper()
+	return deliver(e.t, e.app)
 }
 
 var endpointPathRE = regexp.MustCompile(`/developers/webhooks/(we_[0-9a-f]+)\?done=created$`)
