@@ -23,6 +23,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/chromedp/cdproto/browser"
 	"github.com/chromedp/cdproto/emulation"
@@ -134,6 +135,36 @@ func (e *browserEnv) follow(sel, text string) {
 	e.Do(chromedp.Click(chromedp.JSPath(`[...document.querySelectorAll(` + browsertest.JSString(sel+" a") + `)].find(a => a.innerText.trim() === ` + browsertest.JSString(text) + `)`)))
 }
 
+// tick ticks (on) or unticks the checkbox or radio button of the choice
+// whose words start with words, by clicking it as a person does.
+func (e *browserEnv) tick(words string, on bool) {
+	e.t.Helper()
+	input := `[...document.querySelectorAll("label.choice")].find(l => l.innerText.trim().startsWith(` +
+		browsertest.JSString(words) + `))?.querySelector("input")`
+	if ok, _ := e.Poll(input + ` != null`); !ok {
+		e.t.Fatalf("no choice reads %q on %s", words, e.path())
+	}
+	if browsertest.Eval[bool](e.Page, input+`.checked`) != on {
+		e.Do(chromedp.Click(chromedp.JSPath(input)))
+	}
+	if got := browsertest.Until(e.Page, input+`.checked`, on); got != on {
+		e.t.Fatalf("%q ticked = %v after a click; want %v", words, got, on)
+	}
+}
+
+// query is the value of the tab's URL parameter name.
+func (e *browserEnv) query(name string) string {
+	e.t.Helper()
+	return browsertest.Eval[string](e.Page, `new URLSearchParams(location.search).get(`+browsertest.JSString(name)+`) ?? ""`)
+}
+
+// deliver runs the dispatcher once, as its loop would now: every due
+// delivery is attempted. It returns how many were.
+func (e *browserEnv) deliver() int {
+	e.t.Helper()
+	return deliver(e.t, e.app)
+}
+
 // signIn signs in through the sign-in page, as a person does.
 func (e *browserEnv) signIn(email string) {
 	e.t.Helper()
@@ -185,6 +216,17 @@ func (e *browserEnv) screenshot(name string) {
 func (e *browserEnv) textOf(sel string) string {
 	e.t.Helper()
 	return browsertest.Eval[string](e.Page, browsertest.TextJS(sel))
+}
+
+// field is the text of the definition of term in the page's first list of
+// fields (dl.fields) that has it, waiting for it: "Key id", "Events".
+func (e *browserEnv) field(term string) string {
+	e.t.Helper()
+	dd := `[...document.querySelectorAll("dl.fields dt")].find(dt => dt.textContent === ` + browsertest.JSString(term) + `)?.nextElementSibling`
+	if ok, _ := e.Poll(dd + ` != null`); !ok {
+		e.t.Fatalf("no field %q on %s", term, e.path())
+	}
+	return browsertest.Eval[string](e.Page, dd+`.innerText.trim()`)
 }
 
 // has reports whether an element matches sel, now.
@@ -279,7 +321,7 @@ func TestBrowserMerchantJourney(t *testing.T) {
 		if !strings.HasPrefix(secret, "ck_test_sk_") {
 			t.Fatalf("the secret on the page = %q; want a test bearer secret", secret)
 		}
-		keyID := browsertest.Eval[string](e.Page, `[...document.querySelectorAll("dl.fields dt")].find(dt => dt.textContent === "Key id").nextElementSibling.textContent`)
+		keyID := e.field("Key id")
 		session := e.createCheckout(storeID, secret)
 		if session.status != http.StatusCreated {
 			t.Fatalf("a checkout with the new key = %d; want 201", session.status)
@@ -332,6 +374,7 @@ func TestBrowserMerchantJourney(t *testing.T) {
 		// The key's request found in Logs by the Request-Id of its response,
 		// pasted into the search: the page of the request, with both bodies.
 		// A refused request is listed too.
+		e.clk.Advance(time.Second) // newest first: the refused request on top
 		refused := postCheckout(t, e.srv.URL, storeID, secret, `{"items":[]}`)
 		if refused.status != http.StatusBadRequest {
 			t.Fatalf("a checkout without items = %d; want 400", refused.status)
