@@ -195,6 +195,9 @@ func TestBrowserWebhooks(t *testing.T) {
 		// shows both, and each request carries a signature with each.
 		e.follow("dl.fields", r.URL)
 		e.at(endpoint)
+		if got := e.field("Last failure"); strings.Count(got, "500") != 1 || !strings.HasSuffix(got, ": receiver answered 500; only 2xx counts as delivered") {
+			t.Errorf("the endpoint's last failure reads %q; want when, then why, once", got)
+		}
 		e.press("Reveal secret")
 		e.WaitFor(`document.getElementById("endpoint-secret") !== null`)
 		old := e.textOf("#endpoint-secret")
