@@ -117,6 +117,11 @@ func TestBrowserWebhooks(t *testing.T) {
 		if got := browsertest.Eval[string](e.Page, `document.getElementById("event-payload").textContent`); got != string(r.Requests()[0].Body) {
 			t.Errorf("the event's payload = %s; want the body delivered, %s", got, r.Requests()[0].Body)
 		}
+		// A test event is about no object: the page says so rather than
+		// leave a blank.
+		if got := e.field("Object"); got != "—" {
+			t.Errorf("the test event's object reads %q; want —", got)
+		}
 
 		// The receiver fails: the delivery is retried on its schedule, then
 		// fails for good (days later: the dashboard's session has ended);
@@ -243,6 +248,9 @@ func TestBrowserWebhooks(t *testing.T) {
 		rows := browsertest.Eval[[]string](e.Page, `[...document.querySelectorAll("main table tbody tr")].map(tr => tr.innerText)`)
 		if len(rows) != 3 || !strings.Contains(rows[0], "webhook.test") || !strings.Contains(rows[0], "succeeded") {
 			t.Errorf("Events lists %q; want the three test events, the last delivered", rows)
+		}
+		if got := e.textOf("main table tbody tr td:nth-child(2)"); got != "—" {
+			t.Errorf("a test event's object reads %q in Events; want —", got)
 		}
 		e.screenshot("events")
 		e.follow("nav.side", "Webhooks")
