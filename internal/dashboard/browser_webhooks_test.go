@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"net/netip"
+	"os"
 	"regexp"
 	"slices"
 	"strconv"
@@ -231,14 +232,18 @@ func TestBrowserWebhooks(t *testing.T) {
 		if got := req.Header.Get("Service-Delivery-Id"); got != rolled {
 			t.Fatalf("the receiver's last request is of delivery %q; want %s", got, rolled)
 		}
+		// Each v1= by its secret, the new first; and a receiver that checks
+		// as docs/webhooks.md says accepts the request with either secret.
 		header := req.Header.Get("Service-Webhook-Signature")
 		ts, sigs := signatures(header)
-		unix, err := strconv.ParseInt(ts, 10, 64)
-		if err != nil || time.Unix(unix, 0).Sub(e.clk.Now()).Abs() > 5*time.Minute {
-			t.Errorf("the signature's t=%s is not now", ts)
-		}
-		if len(sigs) != 2 || !signs(current, ts, req.Body, sigs[0]) || !signs(old, ts, req.Body, sigs[1]) {
+		now := e.clk.Now()
+		if len(sigs) != 2 || !verify("t="+ts+",v1="+sigs[0], req.Body, current, now) || !verify("t="+ts+",v1="+sigs[1], req.Body, old, now) {
 			t.Errorf("Service-Webhook-Signature: %s; want two v1=, the first by the new secret, the second by the old", header)
+		}
+		for _, secret := range []string{current, old} {
+			if !verify(header, req.Body, secret, now) {
+				t.Errorf("docs/webhooks.md's verify refuses %s with the secret %s", header, secret)
+			}
 		}
 
 		// Events lists the events that went out; the Webhooks list, the
@@ -310,12 +315,54 @@ func signatures(header string) (ts string, v1 []string) {
 	return ts, v1
 }
 
-// signs reports whether sig is the hex HMAC-SHA256 of "<ts>.<body>" keyed
-// with the whole secret, as docs/webhooks.md tells receivers to check it:
-// written from the docs, not with checkout.SignWebhook, so that the test
-// holds the code to them.
-func signs(secret, ts string, body []byte, sig string) bool {
-	mac := hmac.New(sha256.New, []byte(secret))
+// verify is the receiver's check of docs/webhooks.md (Verifying the
+// signature), word for word (TestDocsVerify keeps the two the same), so that
+// TestBrowserWebhooks holds the documentation to what checkoutd sends.
+func verify(header string, body []byte, secret string, now time.Time) bool {
+	var ts string
+	var sigs []string // one, or two during a roll with overlap
+	for _, part := range strings.Split(header, ",") {
+		k, v, _ := strings.Cut(part, "=")
+		switch k {
+		case "t":
+			ts = v
+		case "v1":
+			sigs = append(sigs, v)
+		}
+	}
+	t, err := strconv.ParseInt(ts, 10, 64)
+	if err != nil || now.Sub(time.Unix(t, 0)).Abs() > 5*time.Minute {
+		return false
+	}
+	mac := hmac.New(sha256.New, []byte(secret)) // the whole secret, whsec_ included
 	mac.Write([]byte(ts + "." + string(body)))
-	return hmac.Equal([]byte(hex.EncodeToString(mac.Sum(nil))), []byte(sig))
+	want := []byte(hex.EncodeToString(mac.Sum(nil)))
+	for _, sig := range sigs {
+		if hmac.Equal(want, []byte(sig)) {
+			return true
+		}
+	}
+	return false
+}
+
+// The receiver's check in docs/webhooks.md is verify, which
+// TestBrowserWebhooks runs on what checkoutd sends.
+func TestDocsVerify(t *testing.T) {
+	fn := func(path string) string {
+		t.Helper()
+		b, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := string(b)
+		start := strings.Index(s, "func verify(")
+		end := strings.Index(s[max(start, 0):], "\n}\n")
+		if start < 0 || end < 0 {
+			t.Fatalf("no func verify in %s", path)
+		}
+		return s[start : start+end+2]
+	}
+	if docs, test := fn("../../docs/webhooks.md"), fn("browser_webhooks_test.go"); docs != test {
+		t.Errorf("docs/webhooks.md's verify is not the test's:\n%s\nwant:\n%s", docs, test)
+	}
 }
