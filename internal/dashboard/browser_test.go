@@ -39,6 +39,7 @@ import (
 	"github.com/checkoutd/checkoutd/internal/service"
 	"github.com/checkoutd/checkoutd/internal/store"
 	"github.com/checkoutd/checkoutd/internal/store/storetest"
+	"github.com/checkoutd/checkoutd/internal/webhook/webhooktest"
 )
 
 var updateScreenshots = flag.Bool("update-screenshots", false, "write a PNG of the dashboard's main pages to docs/screenshots")
@@ -604,13 +605,23 @@ func TestBrowserKeyboardOnly(t *testing.T) {
 // The main pages fit a phone's 375 px: nothing scrolls sideways.
 func TestBrowserPhoneSizedScreen(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
-		e := newBrowserEnv(t, db)
+		n := webhooktest.NewNetwork(t)
+		e := newBrowserEnv(t, db, fakeInternet(n))
 		m, secret := e.account("ann@example.com")
-		// A checkout, so that the lists of events and logs have a row.
+		// An endpoint with a long URL and every event; a checkout, so
+		// that the lists of events, logs and deliveries have a row.
+		r := n.Receiver(t, "order-fulfilment.hooks.acme-games.example.com")
+		if _, err := e.svc.CreateEndpoint(context.Background(), checkout.EndpointParams{MerchantID: m.ID, Mode: checkout.ModeTest,
+			URL: r.URL + "/checkoutd/test-mode/events", Events: []string{checkout.AllEvents}, Description: "Order fulfilment"}); err != nil {
+			t.Fatal(err)
+		}
 		if got := e.createCheckout(m.ID, secret).status; got != http.StatusCreated {
 			t.Fatalf("create a checkout = %d", got)
 		}
 		e.logs.Flush(context.Background())
+		if got := e.deliver(); got != 1 {
+			t.Fatalf("the dispatcher made %d attempts; want the checkout.created's", got)
+		}
 		e.Do(chromedp.EmulateViewport(375, 740, chromedp.EmulateMobile, chromedp.EmulateScale(2)))
 		fits := func(what string) {
 			t.Helper()
@@ -633,16 +644,27 @@ func TestBrowserPhoneSizedScreen(t *testing.T) {
 		e.signIn("ann@example.com")
 		fits("home")
 		base := "/dashboard/stores/" + m.ID + "/test/"
-		for _, section := range []string{"", "developers/keys", "developers/events", "developers/logs", "settings"} {
+		for _, section := range []string{"", "developers/keys", "developers/webhooks", "developers/webhooks/new", "developers/deliveries",
+			"developers/events", "developers/logs", "settings"} {
 			e.open(base + section)
 			e.at(base + section)
 			fits(base + section)
 		}
-		for _, list := range []string{"developers/events", "developers/logs"} {
+		// A list's first row's page. (The row's link is opened rather than
+		// tapped: a long one, an endpoint's URL, runs past the screen in
+		// its table's own sideways scroll, where a tap on its middle
+		// misses.)
+		for _, list := range []string{"developers/webhooks", "developers/deliveries", "developers/events", "developers/logs"} {
 			e.open(base + list)
-			e.Do(chromedp.Click(chromedp.CSS(`main table tbody a`)))
+			e.at(base + list)
+			e.open(browsertest.Eval[string](e.Page, `document.querySelector("main table tbody a").getAttribute("href")`))
 			e.WaitFor(`location.pathname.startsWith(` + browsertest.JSString(base+list+"/") + `)`)
 			fits("a page of " + list)
+			if list == "developers/webhooks" {
+				e.press("Reveal secret")
+				e.WaitFor(`document.getElementById("endpoint-secret") !== null`)
+				fits("an endpoint's page with its secret")
+			}
 		}
 		// The mode switch, shortened to fit, still says what it does to
 		// a screen reader.
