@@ -90,6 +90,11 @@ func TestBrowserWebhooks(t *testing.T) {
 		if got := e.field("Events"); got != "checkout.completed, payment.failed" {
 			t.Errorf("the endpoint's events = %q", got)
 		}
+		// Its actions, links and buttons, stand in one line.
+		tops := browsertest.Eval[[]float64](e.Page, `[...document.querySelector("main .actions").querySelectorAll(":scope > a, button")].map(el => el.getBoundingClientRect().top)`)
+		if len(tops) != 4 || slices.Min(tops) != slices.Max(tops) {
+			t.Errorf("the endpoint's actions start at %v px from the top; want four in one line", tops)
+		}
 
 		// Send test event; once delivered, the page shows the delivery
 		// succeeded, and the delivery's page the response as text.
