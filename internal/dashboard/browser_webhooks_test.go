@@ -1,16 +1,11 @@
 package dashboard_test
 
 import (
-	"crypto/hmac"
-	"crypto/sha256"
-	"encoding/hex"
 	"io"
 	"net/http"
 	"net/netip"
-	"os"
 	"regexp"
 	"slices"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -240,13 +235,13 @@ func TestBrowserWebhooks(t *testing.T) {
 		// Each v1= by its secret, the new first; and a receiver that checks
 		// as docs/webhooks.md says accepts the request with either secret.
 		header := req.Header.Get("Service-Webhook-Signature")
-		ts, sigs := signatures(header)
+		ts, sigs := webhooktest.Signatures(header)
 		now := e.clk.Now()
-		if len(sigs) != 2 || !verify("t="+ts+",v1="+sigs[0], req.Body, current, now) || !verify("t="+ts+",v1="+sigs[1], req.Body, old, now) {
+		if len(sigs) != 2 || !webhooktest.Verify("t="+ts+",v1="+sigs[0], req.Body, current, now) || !webhooktest.Verify("t="+ts+",v1="+sigs[1], req.Body, old, now) {
 			t.Errorf("Service-Webhook-Signature: %s; want two v1=, the first by the new secret, the second by the old", header)
 		}
 		for _, secret := range []string{current, old} {
-			if !verify(header, req.Body, secret, now) {
+			if !webhooktest.Verify(header, req.Body, secret, now) {
 				t.Errorf("docs/webhooks.md's verify refuses %s with the secret %s", header, secret)
 			}
 		}
@@ -302,72 +297,4 @@ func (e *browserEnv) deliveredOnce() {
 // links to the delivery id.
 func deliveryRow(id string) string {
 	return `tr:has(a[href$="/developers/deliveries/` + id + `"])`
-}
-
-// signatures splits a Service-Webhook-Signature header,
-// t=<unix>,v1=<hex>[,v1=<hex>...], into its timestamp and its signatures,
-// in order.
-func signatures(header string) (ts string, v1 []string) {
-	for _, part := range strings.Split(header, ",") {
-		k, v, _ := strings.Cut(part, "=")
-		switch k {
-		case "t":
-			ts = v
-		case "v1":
-			v1 = append(v1, v)
-		}
-	}
-	return ts, v1
-}
-
-// verify is the receiver's check of docs/webhooks.md (Verifying the
-// signature), word for word (TestDocsVerify keeps the two the same), so that
-// TestBrowserWebhooks holds the documentation to what checkoutd sends.
-func verify(header string, body []byte, secret string, now time.Time) bool {
-	var ts string
-	var sigs []string // one, or two during a roll with overlap
-	for _, part := range strings.Split(header, ",") {
-		k, v, _ := strings.Cut(part, "=")
-		switch k {
-		case "t":
-			ts = v
-		case "v1":
-			sigs = append(sigs, v)
-		}
-	}
-	t, err := strconv.ParseInt(ts, 10, 64)
-	if err != nil || now.Sub(time.Unix(t, 0)).Abs() > 5*time.Minute {
-		return false
-	}
-	mac := hmac.New(sha256.New, []byte(secret)) // the whole secret, whsec_ included
-	mac.Write([]byte(ts + "." + string(body)))
-	want := []byte(hex.EncodeToString(mac.Sum(nil)))
-	for _, sig := range sigs {
-		if hmac.Equal(want, []byte(sig)) {
-			return true
-		}
-	}
-	return false
-}
-
-// The receiver's check in docs/webhooks.md is verify, which
-// TestBrowserWebhooks runs on what checkoutd sends.
-func TestDocsVerify(t *testing.T) {
-	fn := func(path string) string {
-		t.Helper()
-		b, err := os.ReadFile(path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		s := string(b)
-		start := strings.Index(s, "func verify(")
-		end := strings.Index(s[max(start, 0):], "\n}\n")
-		if start < 0 || end < 0 {
-			t.Fatalf("no func verify in %s", path)
-		}
-		return s[start : start+end+2]
-	}
-	if docs, test := fn("../../docs/webhooks.md"), fn("browser_webhooks_test.go"); docs != test {
-		t.Errorf("docs/webhooks.md's verify is not the test's:\n%s\nwant:\n%s", docs, test)
-	}
 }

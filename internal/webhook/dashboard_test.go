@@ -2,13 +2,9 @@ package webhook_test
 
 import (
 	"context"
-	"crypto/hmac"
-	"crypto/sha256"
-	"encoding/hex"
 	"io"
 	"net/http"
 	"net/netip"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -19,37 +15,6 @@ import (
 	"github.com/checkoutd/checkoutd/internal/store/storetest"
 	"github.com/checkoutd/checkoutd/internal/webhook/webhooktest"
 )
-
-// verifyAny checks a signature header as a receiver that follows
-// docs/webhooks.md does during a roll: the timestamp within 5 minutes of
-// now, and any v1= among those sent equal to the HMAC-SHA256 of
-// "<t>.<raw body>" keyed with the secret it holds. Written from the docs,
-// independently of checkout.SignWebhookSecrets.
-func verifyAny(header string, body []byte, secret string, now time.Time) bool {
-	var ts string
-	var sigs []string
-	for _, part := range strings.Split(header, ",") {
-		k, v, _ := strings.Cut(part, "=")
-		switch k {
-		case "t":
-			ts = v
-		case "v1":
-			sigs = append(sigs, v)
-		}
-	}
-	t, err := strconv.ParseInt(ts, 10, 64)
-	if err != nil || now.Sub(time.Unix(t, 0)).Abs() > 5*time.Minute {
-		return false
-	}
-	mac := hmac.New(sha256.New, []byte(secret))
-	mac.Write([]byte(ts + "." + string(body)))
-	want := []byte(hex.EncodeToString(mac.Sum(nil)))
-	ok := false
-	for _, sig := range sigs {
-		ok = hmac.Equal(want, []byte(sig)) || ok // every one compared, in constant time
-	}
-	return ok
-}
 
 // signatures counts the v1= of a signature header.
 func signatures(header string) int { return strings.Count(header, ",v1=") }
@@ -74,7 +39,7 @@ func (s *secretHolder) handler(now func() time.Time) http.HandlerFunc {
 		s.mu.Lock()
 		secret := s.secret
 		s.mu.Unlock()
-		if !verifyAny(r.Header.Get("Service-Webhook-Signature"), body, secret, now()) {
+		if !webhooktest.Verify(r.Header.Get("Service-Webhook-Signature"), body, secret, now()) {
 			http.Error(w, "bad signature", http.StatusUnauthorized)
 			return
 		}
@@ -129,10 +94,10 @@ func TestRollSecretWithOverlap(t *testing.T) {
 		e.createSession(checkout.ModeTest)
 		req, _ := deliver(checkout.DeliverySucceeded)
 		sig := req.Header.Get("Service-Webhook-Signature")
-		if signatures(sig) != 2 || !verifyAny(sig, req.Body, old, e.clock.Now()) || !verifyAny(sig, req.Body, rolled.Secret, e.clock.Now()) {
+		if signatures(sig) != 2 || !webhooktest.Verify(sig, req.Body, old, e.clock.Now()) || !webhooktest.Verify(sig, req.Body, rolled.Secret, e.clock.Now()) {
 			t.Errorf("during the overlap: %q; want two v1, one for each secret", sig)
 		}
-		if first := strings.Split(sig, ",")[1]; !verifyAny(strings.Split(sig, ",")[0]+","+first, req.Body, rolled.Secret, e.clock.Now()) {
+		if first := strings.Split(sig, ",")[1]; !webhooktest.Verify(strings.Split(sig, ",")[0]+","+first, req.Body, rolled.Secret, e.clock.Now()) {
 			t.Errorf("during the overlap: %q; want the current secret's v1 first", sig)
 		}
 		// It switches: verifying with the new secret works as well.
@@ -154,7 +119,7 @@ func TestRollSecretWithOverlap(t *testing.T) {
 		e.createSession(checkout.ModeTest)
 		req, d := deliver(checkout.DeliveryPending)
 		sig = req.Header.Get("Service-Webhook-Signature")
-		if signatures(sig) != 1 || verifyAny(sig, req.Body, old, e.clock.Now()) || !verifyAny(sig, req.Body, rolled.Secret, e.clock.Now()) {
+		if signatures(sig) != 1 || webhooktest.Verify(sig, req.Body, old, e.clock.Now()) || !webhooktest.Verify(sig, req.Body, rolled.Secret, e.clock.Now()) {
 			t.Errorf("at the end of the overlap: %q; want the new secret's v1 alone", sig)
 		}
 		if d.LastStatusCode != http.StatusUnauthorized {
@@ -181,7 +146,7 @@ func TestRollSecretWithOverlap(t *testing.T) {
 		e.createSession(checkout.ModeTest)
 		req, _ = deliver(checkout.DeliverySucceeded)
 		sig = req.Header.Get("Service-Webhook-Signature")
-		if signatures(sig) != 2 || !verifyAny(sig, req.Body, third.Secret, e.clock.Now()) || verifyAny(sig, req.Body, rolled.Secret, e.clock.Now()) {
+		if signatures(sig) != 2 || !webhooktest.Verify(sig, req.Body, third.Secret, e.clock.Now()) || webhooktest.Verify(sig, req.Body, rolled.Secret, e.clock.Now()) {
 			t.Errorf("after two rolls: %q; want the newest and the one it replaced, not the one before", sig)
 		}
 		// The default roll ends every overlap.
@@ -192,7 +157,7 @@ func TestRollSecretWithOverlap(t *testing.T) {
 		receiver.hold(now.Secret)
 		e.createSession(checkout.ModeTest)
 		req, _ = deliver(checkout.DeliverySucceeded)
-		if sig := req.Header.Get("Service-Webhook-Signature"); signatures(sig) != 1 || verifyAny(sig, req.Body, third.Secret, e.clock.Now()) {
+		if sig := req.Header.Get("Service-Webhook-Signature"); signatures(sig) != 1 || webhooktest.Verify(sig, req.Body, third.Secret, e.clock.Now()) {
 			t.Errorf("after a roll at once: %q; want the new secret alone", sig)
 		}
 	})

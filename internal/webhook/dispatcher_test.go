@@ -64,7 +64,7 @@ func TestDeliveryHeadersAndSignature(t *testing.T) {
 				t.Errorf("unexpected header %s: %q", k, req.Header.Get(k))
 			}
 		}
-		if sig := req.Header.Get("Service-Webhook-Signature"); !verify(sig, req.Body, ep.Secret, e.clock.Now()) {
+		if sig := req.Header.Get("Service-Webhook-Signature"); !webhooktest.Verify(sig, req.Body, ep.Secret, e.clock.Now()) {
 			t.Errorf("signature %q does not verify with the endpoint's secret", sig)
 		}
 		if sig := req.Header.Get("Service-Webhook-Signature"); sig[:2+10] != "t="+strconv.FormatInt(e.clock.Now().Unix(), 10) {
@@ -315,14 +315,14 @@ func TestResendAndRollSecret(t *testing.T) {
 		if len(reqs) != 5 {
 			t.Fatalf("receiver got %d requests; want 5", len(reqs))
 		}
-		if sig := reqs[1].Header.Get("Service-Webhook-Signature"); !verify(sig, reqs[1].Body, ep.Secret, e.clock.Now()) {
+		if sig := reqs[1].Header.Get("Service-Webhook-Signature"); !webhooktest.Verify(sig, reqs[1].Body, ep.Secret, e.clock.Now()) {
 			t.Errorf("before the roll, the first attempt is not signed with the first secret")
 		}
 		kinds := map[string]bool{}
 		for _, req := range reqs[2:] {
 			kinds[req.Header.Get("Service-Delivery-Attempt")+" "+req.Header.Get("Service-Event-Id")] = true
 			sig := req.Header.Get("Service-Webhook-Signature")
-			if !verify(sig, req.Body, rolled.Secret, e.clock.Now()) || verify(sig, req.Body, ep.Secret, e.clock.Now()) {
+			if !webhooktest.Verify(sig, req.Body, rolled.Secret, e.clock.Now()) || webhooktest.Verify(sig, req.Body, ep.Secret, e.clock.Now()) {
 				t.Errorf("after the roll, %s is not signed with the new secret alone", req.Header.Get("Service-Delivery-Id"))
 			}
 		}

@@ -2,12 +2,7 @@ package webhook_test
 
 import (
 	"context"
-	"crypto/hmac"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
-	"strconv"
-	"strings"
 	"testing"
 	"time"
 
@@ -159,29 +154,4 @@ func (e *env) attempts(d *checkout.Delivery) []*checkout.Attempt {
 		e.t.Fatal(err)
 	}
 	return as
-}
-
-// verify checks a request's signature the way a merchant would: HMAC-SHA256
-// of "<t>.<raw body>" keyed with the whole secret, compared with v1, and t
-// within 5 minutes of now. It is written here from SPEC.md, independently
-// of checkout.SignWebhook.
-func verify(header string, body []byte, secret string, now time.Time) bool {
-	var ts, sig string
-	for _, part := range strings.Split(header, ",") {
-		k, v, _ := strings.Cut(part, "=")
-		switch k {
-		case "t":
-			ts = v
-		case "v1":
-			sig = v
-		}
-	}
-	t, err := strconv.ParseInt(ts, 10, 64)
-	if err != nil || now.Sub(time.Unix(t, 0)).Abs() > 5*time.Minute {
-		return false
-	}
-	mac := hmac.New(sha256.New, []byte(secret))
-	mac.Write([]byte(ts + "." + string(body)))
-	want := hex.EncodeToString(mac.Sum(nil))
-	return hmac.Equal([]byte(want), []byte(sig))
 }
