@@ -23,6 +23,7 @@ import (
 	"github.com/checkoutd/checkoutd/internal/app"
 	"github.com/checkoutd/checkoutd/internal/clock"
 	"github.com/checkoutd/checkoutd/internal/logtest"
+	"github.com/checkoutd/checkoutd/internal/seal"
 	"github.com/checkoutd/checkoutd/internal/service"
 	"github.com/checkoutd/checkoutd/internal/store"
 	"github.com/checkoutd/checkoutd/internal/web"
@@ -67,6 +68,9 @@ type harnessOptions struct {
 	wrapStore func(checkout.Store) checkout.Store
 }
 
+// testSecretsKey seals the harness's HMAC keys' secrets.
+var testSecretsKey, _ = seal.NewKey([]byte("harness secrets key, 32 bytes!!!"))
+
 func newHarness(t *testing.T, db *store.DB, opts ...harnessOptions) *harness {
 	t.Helper()
 	o := harnessOptions{rateLimit: 0}
@@ -81,6 +85,7 @@ func newHarness(t *testing.T, db *store.DB, opts ...harnessOptions) *harness {
 		Store: db, WrapStore: o.wrapStore, Logger: log,
 		Now: clk.Now, CacheNow: cacheClk.Now, CheckoutBaseURL: checkoutBase,
 		RateLimit: o.rateLimit, RateBurst: o.rateBurst, AuthFailureLimit: o.authFailureLimit,
+		SecretsKey: testSecretsKey,
 	})
 	t.Cleanup(a.Close)
 	h := &harness{t: t, db: db, clock: clk, cacheClock: cacheClk, svc: a.Service, logs: a.RequestLogs, logBuf: logBuf}
