@@ -69,8 +69,8 @@ type APIKey struct {
 	// secrets key (package seal), bound to the key's id; "" for a bearer
 	// key. The service seals and opens it; nothing else reads it.
 	SealedSecret string
-	CreatedAt   time.Time
-	RevokedAt   *time.Time
+	CreatedAt    time.Time
+	RevokedAt    *time.Time
 	// LastUsedAt is when the key last authenticated an API request, to
 	// within APIKeyUseGranularity; nil when it never has.
 	LastUsedAt *time.Time
