@@ -5,6 +5,7 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/checkoutd/checkoutd/checkout"
 	"github.com/checkoutd/checkoutd/internal/seal"
@@ -123,6 +124,30 @@ func TestHMACSecretFails(t *testing.T) {
 		_, err = tests[1].svc.HMACSecret(stored)
 		if !errors.Is(err, seal.ErrOtherKey) || !strings.Contains(err.Error(), anotherKey.ID()) || !strings.Contains(err.Error(), testSecretsKey.ID()) {
 			t.Errorf("HMACSecret with another secrets key = %v; want seal.ErrOtherKey naming both keys' ids", err)
+		}
+	})
+}
+
+// The purge deletes the signature nonces whose window has passed, and only
+// those: a nonce still in its window is still refused.
+func TestPurgeSignatureNonces(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		f := newFixture(t, db)
+		ctx := context.Background()
+		now := f.clock.Now()
+		for _, u := range []struct {
+			nonce   string
+			expires time.Time
+		}{{"gone", now.Add(-time.Millisecond)}, {"kept", now}} {
+			if fresh, err := db.SignatureNonceUse(ctx, "key_a", u.nonce, now.Add(-time.Minute), u.expires); err != nil || !fresh {
+				t.Fatalf("SignatureNonceUse(%s) = %v, %v", u.nonce, fresh, err)
+			}
+		}
+		if res, err := f.svc.Purge(ctx); err != nil || res != (service.PurgeResult{SignatureNonces: 1}) {
+			t.Errorf("Purge = %+v, %v; want one nonce", res, err)
+		}
+		if fresh, err := db.SignatureNonceUse(ctx, "key_a", "kept", now.Add(-time.Millisecond), now); err != nil || fresh {
+			t.Errorf("the nonce in its window after the purge = fresh %v, %v; want kept", fresh, err)
 		}
 	})
 }

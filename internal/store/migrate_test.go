@@ -34,6 +34,7 @@ func freshDatabase(t *testing.T, name string) (open func() (*store.DB, error), d
 // undo0012 undoes migration 0012 (HMAC keys' sealed secrets) on either
 // database; undo0011 follows it.
 var undo0012 = []string{
+	`DROP TABLE signature_nonces`,
 	`ALTER TABLE api_keys DROP COLUMN secret_sealed`,
 }
 
