@@ -133,7 +133,7 @@ func New(cfg Config) *App {
 		Lease:       cfg.WebhookLease,
 	})
 	sc := service.Config{
-		Store: st, Now: cfg.Now, CacheNow: cfg.CacheNow, CheckoutBaseURL: cfg.CheckoutBaseURL, Logger: cfg.Logger,
+		Store: st, Now: cfg.Now, CacheNow: cfg.CacheNow, CheckoutBaseURL: cfg.CheckoutBaseURL, BaseURL: cfg.BaseURL, Logger: cfg.Logger,
 		URLs: guard, Notify: a.Dispatcher.Wake, Processors: cfg.Processors, SecretsKey: cfg.SecretsKey,
 	}
 	a.Service = service.New(sc)

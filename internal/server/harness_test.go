@@ -36,6 +36,10 @@ var t0 = time.Date(2026, 11, 1, 12, 0, 0, 0, time.UTC)
 // checkoutBase is the checkout base URL the tests configure.
 const checkoutBase = "https://pay.example.test"
 
+// apiBase is the API's configured base URL (--base-url): signed requests'
+// @target-uri is rebuilt from it, whatever address the test server has.
+const apiBase = "http://api.example.test"
+
 // harness is a whole checkoutd HTTP surface on a real database, behind a
 // real HTTP server, with a fake clock. Every response it sees is checked
 // against the OpenAPI document.
@@ -83,7 +87,7 @@ func newHarness(t *testing.T, db *store.DB, opts ...harnessOptions) *harness {
 	log := slog.New(web.LogHandler{Handler: logBuf.TextHandler()})
 	a := app.New(app.Config{
 		Store: db, WrapStore: o.wrapStore, Logger: log,
-		Now: clk.Now, CacheNow: cacheClk.Now, CheckoutBaseURL: checkoutBase,
+		Now: clk.Now, CacheNow: cacheClk.Now, CheckoutBaseURL: checkoutBase, BaseURL: apiBase,
 		RateLimit: o.rateLimit, RateBurst: o.rateBurst, AuthFailureLimit: o.authFailureLimit,
 		SecretsKey: testSecretsKey,
 	})

@@ -30,7 +30,10 @@ type Config struct {
 	Now clock.Func
 	// CheckoutBaseURL is the address of the hosted payment pages.
 	CheckoutBaseURL string
-	Logger          *slog.Logger
+	// BaseURL is the API's public address (--base-url): a signed request's
+	// @target-uri is rebuilt from it, never from the Host header.
+	BaseURL string
+	Logger  *slog.Logger
 	// KeyCacheTTL bounds how long a node trusts a cached API key or store,
 	// and so how long a revoked key keeps working on a node; at most 5 s
 	// (DESIGN.md 2), 2 s when zero.
@@ -60,6 +63,7 @@ type Service struct {
 	store           checkout.Store
 	now             clock.Func
 	checkoutBaseURL string
+	baseURL         string
 	log             *slog.Logger
 	urls            URLChecker
 	notify          func()
@@ -190,6 +194,7 @@ func New(cfg Config) *Service {
 		store:           cfg.Store,
 		now:             cfg.Now,
 		checkoutBaseURL: cfg.CheckoutBaseURL,
+		baseURL:         cfg.BaseURL,
 		log:             cfg.Logger,
 		urls:            cfg.URLs,
 		notify:          cfg.Notify,
