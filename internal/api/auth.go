@@ -22,10 +22,12 @@ func KeyFrom(ctx context.Context) *checkout.APIKey {
 	return k
 }
 
-// Authenticate admits requests that carry a valid key and puts the key in
-// their context. Without credentials: 401 authentication_required; with an
-// unknown, revoked or malformed key: 401 invalid_api_key, which spends one
-// of the client's failures (fails). A client with none left is answered 429
+// Authenticate admits requests that carry a valid bearer key, or a valid
+// signature of an HMAC key (Signature-Input and Signature), and puts the key
+// in their context. Without credentials: 401 authentication_required; with
+// an unknown, revoked or malformed key: 401 invalid_api_key, and with a
+// refused signature 401 invalid_signature, each of which spends one of the
+// client's failures (fails). A client with none left is answered 429
 // rate_limited before its key is looked up, unless the key is one this node
 // has cached as valid.
 func Authenticate(svc *service.Service, fails *FailureLimiter, next http.Handler) http.Handler {
@@ -127,7 +129,7 @@ func bearerSecret(h string) (string, error) {
 	secret = strings.TrimSpace(secret)
 	if _, typ, ok := checkout.ParseSecret(secret); ok && typ == checkout.KeyHMAC {
 		return "", checkout.Errorf(checkout.EInvalidAPIKey,
-			"This is an HMAC key's secret, which is not accepted as a bearer secret; use a bearer key.")
+			"This is an HMAC key's secret, which is never sent: sign the request with it (Signature-Input and Signature, docs/api.md), or send a bearer key.")
 	}
 	return secret, nil
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/checkoutd/checkoutd/checkout"
 	"github.com/checkoutd/checkoutd/internal/httpsig"
+	"github.com/checkoutd/checkoutd/internal/service"
 	"github.com/checkoutd/checkoutd/internal/store"
 	"github.com/checkoutd/checkoutd/internal/store/storetest"
 )
@@ -135,6 +136,25 @@ func TestSignedRefusals(t *testing.T) {
 				t.Errorf("%s: message %q holds an expected value", tt.name, e.Error.Message)
 			}
 		}
+	})
+}
+
+// An HMAC key revoked after it signed (and so is cached) stops signing on
+// a node once its cache has aged service.MaxKeyCacheTTL, as a bearer key
+// stops working.
+func TestSignedRevocation(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		h := newHarness(t, db)
+		k, secret := h.newHMACKey(checkout.PermCheckoutsWrite)
+		post := "/v1/stores/" + h.store.ID + "/checkouts"
+		if r := h.do(signed(t, "POST", post, swordBody, k.ID, secret, "n1", t0)); r.Status != http.StatusCreated {
+			t.Fatalf("signed POST = %d %s", r.Status, r.Body)
+		}
+		if _, err := h.svc.RevokeAPIKey(context.Background(), k.ID); err != nil {
+			t.Fatal(err)
+		}
+		h.cacheClock.Advance(service.MaxKeyCacheTTL)
+		wantError(t, h.do(signed(t, "POST", post, swordBody, k.ID, secret, "n2", t0)), http.StatusUnauthorized, checkout.EInvalidSignature)
 	})
 }
 

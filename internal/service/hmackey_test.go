@@ -3,11 +3,14 @@ package service_test
 import (
 	"context"
 	"errors"
+	"net/http"
+	"net/url"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/checkoutd/checkoutd/checkout"
+	"github.com/checkoutd/checkoutd/internal/httpsig"
 	"github.com/checkoutd/checkoutd/internal/seal"
 	"github.com/checkoutd/checkoutd/internal/service"
 	"github.com/checkoutd/checkoutd/internal/store"
@@ -148,6 +151,36 @@ func TestPurgeSignatureNonces(t *testing.T) {
 		}
 		if fresh, err := db.SignatureNonceUse(ctx, "key_a", "kept", now.Add(-time.Millisecond), now); err != nil || fresh {
 			t.Errorf("the nonce in its window after the purge = fresh %v, %v; want kept", fresh, err)
+		}
+	})
+}
+
+// A signed request that the server cannot check for want of the right
+// secrets key is internal_error, its cause (for the log) saying so, and no
+// nonce is spent.
+func TestAuthenticateSignedWithoutTheSecretsKey(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		f := newFixture(t, db)
+		k, secret := f.newKey(t, checkout.ModeTest, checkout.KeyHMAC)
+		u, _ := url.Parse("/v1/stores/" + f.m.ID + "/checkouts/cs_x")
+		r := httpsig.Request{Method: "GET", BaseURL: "https://api.example", URL: u, Header: http.Header{}}
+		in, sig, err := httpsig.Sign(r, k.ID, secret, "nonce-1", f.clock.Now())
+		if err != nil {
+			t.Fatal(err)
+		}
+		r.Header.Set("Signature-Input", in)
+		r.Header.Set("Signature", sig)
+		anotherKey, _ := seal.NewKey([]byte("another secrets key of 32 bytes!"))
+		for name, key := range map[string]*seal.Key{"no secrets key": nil, "another secrets key": anotherKey} {
+			svc := service.New(service.Config{Store: db, Now: f.clock.Now, BaseURL: "https://api.example", SecretsKey: key})
+			got, err := svc.AuthenticateSigned(context.Background(), r)
+			if !checkout.IsCode(err, checkout.EInternal) || got != nil || !strings.Contains(err.Error(), "secrets key") {
+				t.Errorf("%s: AuthenticateSigned = %v, %v; want internal_error about the secrets key", name, got, err)
+			}
+		}
+		svc := service.New(service.Config{Store: db, Now: f.clock.Now, BaseURL: "https://api.example", SecretsKey: testSecretsKey})
+		if got, err := svc.AuthenticateSigned(context.Background(), r); err != nil || got.ID != k.ID {
+			t.Errorf("AuthenticateSigned with the secrets key = %v, %v; want the key (no nonce spent before)", got, err)
 		}
 	})
 }
