@@ -4,11 +4,16 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/hex"
+	"io"
+	"net/http"
+	"net/url"
 	"os"
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/checkoutd/checkoutd/internal/httpsig"
 	"github.com/checkoutd/checkoutd/internal/seal"
 	"github.com/checkoutd/checkoutd/internal/service"
 )
@@ -123,5 +128,58 @@ func TestServeSecretsKey(t *testing.T) {
 	bad := "dG9vIHNob3J0"
 	if _, err := parseServeConfig(e(vars{"CHECKOUTD_SECRETS_KEY": bad}), nil); err == nil || !strings.Contains(err.Error(), "--secrets-key") || strings.Contains(err.Error(), bad) {
 		t.Errorf("serve with a short secrets key = %v; want an error naming the flag, not the key", err)
+	}
+}
+
+// checkoutd serve with a secrets key and a public base URL other than its
+// address (as behind a TLS-terminating proxy) accepts a request signed for
+// that base URL with a key made by keys create --type hmac, once; it logs
+// the secrets key's id, never the key.
+func TestServeSignedRequests(t *testing.T) {
+	eachDatabase(t, func(t *testing.T, db database) {
+		hexKey := hex.EncodeToString(hmacSecretsKey)
+		const public = "https://api.shop.test"
+		base, logs, _ := startServe(t, db, "--secrets-key", hexKey, "--base-url", public)
+		s := createStore(t, vars{}, db.flags, "--name", "Acme", "--currency", "USD")
+		k := createKey(t, vars{"CHECKOUTD_SECRETS_KEY": hexKey}, db.flags, "--store", s.ID, "--type", "hmac")
+
+		path := "/v1/stores/" + s.ID + "/checkouts"
+		body := `{"items":[{"name":"Sword","amount":1500}]}`
+		u, _ := url.Parse(path)
+		hdr := http.Header{"Content-Type": {"application/json"}, "Content-Digest": {httpsig.ContentDigest([]byte(body))}}
+		in, sig, err := httpsig.Sign(httpsig.Request{Method: "POST", BaseURL: public, URL: u, Header: hdr, Body: []byte(body)}, k.ID, k.Secret, "serve-nonce", time.Now())
+		if err != nil {
+			t.Fatal(err)
+		}
+		hdr.Set("Signature-Input", in)
+		hdr.Set("Signature", sig)
+		send := func() (int, string) {
+			req, _ := http.NewRequest("POST", base+path, strings.NewReader(body))
+			req.Header = hdr.Clone()
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer resp.Body.Close()
+			raw, _ := io.ReadAll(resp.Body)
+			return resp.StatusCode, string(raw)
+		}
+		if status, raw := send(); status != http.StatusCreated {
+			t.Fatalf("signed POST = %d %s; want 201", status, raw)
+		}
+		if status, raw := send(); status != http.StatusUnauthorized || !strings.Contains(raw, "invalid_signature") || !strings.Contains(raw, "replayed") {
+			t.Errorf("the same signed POST again = %d %s; want 401 invalid_signature, replayed", status, raw)
+		}
+		if l := logs.String(); !strings.Contains(l, mustSecretsKey(t).ID()) || strings.Contains(l, hexKey) || strings.Contains(l, k.Secret) {
+			t.Errorf("serve's log misses the secrets key's id, or shows the key or a secret:\n%s", l)
+		}
+	})
+}
+
+// Without a secrets key, serve says HMAC keys are off.
+func TestServeWithoutSecretsKey(t *testing.T) {
+	_, logs, _ := startServe(t, newDatabase(t, "sqlite"))
+	if !strings.Contains(logs.String(), "no secrets key") {
+		t.Errorf("serve without a secrets key does not say so:\n%s", logs)
 	}
 }
