@@ -109,7 +109,7 @@ func Parse(r Request, now time.Time) (*Signed, error) {
 		return nil, fail(CheckMalformed, "Signature must hold the signature labelled %s, as a byte sequence (:base64:).", in.name)
 	}
 	s := &Signed{sig: sigs[i].bytes}
-	var created int64
+	var created, expires int64
 	var alg string
 	for _, p := range in.params {
 		switch p.name {
@@ -119,6 +119,12 @@ func Parse(r Request, now time.Time) (*Signed, error) {
 				return nil, fail(CheckMalformed, "created must be an integer (Unix seconds).")
 			}
 			created = v
+		case "expires":
+			v, ok := p.value.(int64)
+			if !ok {
+				return nil, fail(CheckMalformed, "expires must be an integer (Unix seconds).")
+			}
+			expires = v
 		case "keyid":
 			v, ok := p.value.(string)
 			if !ok {
@@ -152,6 +158,9 @@ func Parse(r Request, now time.Time) (*Signed, error) {
 	s.Created = time.Unix(created, 0)
 	if d := now.Sub(s.Created); d > Window || d < -Window {
 		return nil, fail(CheckStale, "The signature is stale: created is more than %d seconds from the server's time.", int(Window/time.Second))
+	}
+	if expires != 0 && !now.Before(time.Unix(expires, 0)) {
+		return nil, fail(CheckStale, "The signature is stale: its expires time has passed.")
 	}
 	covered := make([]string, len(in.list))
 	for j, it := range in.list {

@@ -116,6 +116,8 @@ func TestRefusals(t *testing.T) {
 		{"no nonce", with(setInput(`sig1=` + all + `;created=1790000000;keyid="` + keyID + `";alg="hmac-sha256"`)), t0, httpsig.CheckMalformed},
 		{"nonce too long", with(setInput(`sig1=` + all + `;created=1790000000;keyid="k";nonce="` + strings.Repeat("n", 129) + `";alg="hmac-sha256"`)), t0, httpsig.CheckMalformed},
 		{"stale", good, t0.Add(httpsig.Window + time.Second), httpsig.CheckStale},
+		{"expired", with(setInput("sig1=" + all + params + ";expires=1790000010")), t0.Add(10 * time.Second), httpsig.CheckStale},
+		{"expires not an integer", with(setInput("sig1=" + all + params + `;expires="soon"`)), t0, httpsig.CheckMalformed},
 		{"from the future", good, t0.Add(-httpsig.Window - time.Second), httpsig.CheckStale},
 		{"content-type not covered", with(setInput(`sig1=("@method" "@target-uri" "content-digest")` + params)), t0, httpsig.CheckComponent},
 		{"content-digest not covered", with(setInput(`sig1=("@method" "@target-uri" "content-type")` + params)), t0, httpsig.CheckComponent},
@@ -137,6 +139,12 @@ func TestRefusals(t *testing.T) {
 		if strings.Contains(f.Message, digest[len("sha-256=:"):len(digest)-1]) || strings.Contains(f.Message, goodSig[len("sig1=:"):len(goodSig)-1]) {
 			t.Errorf("%s: message %q holds an expected value", tt.name, f.Message)
 		}
+	}
+
+	// An expires still ahead passes, and is signed like every parameter.
+	notYet := with(setInput("sig1=" + all + params + ";expires=1790000010"))
+	if s, err := httpsig.Parse(notYet, t0.Add(9*time.Second)); err != nil || !strings.HasSuffix(s.Base, `alg="hmac-sha256";expires=1790000010`) {
+		t.Errorf("Parse(expires ahead) = %+v, %v; want it accepted, in the base", s, err)
 	}
 
 	// What only the key can tell: another secret, or a request changed
