@@ -2,6 +2,7 @@ package server_test
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"net/http"
 	"net/url"
@@ -135,6 +136,29 @@ func TestSignedRefusals(t *testing.T) {
 			if strings.Contains(e.Error.Message, secret) || strings.Contains(e.Error.Message, httpsig.ContentDigest([]byte(swordBody))) {
 				t.Errorf("%s: message %q holds an expected value", tt.name, e.Error.Message)
 			}
+		}
+	})
+}
+
+// Refused signatures spend the client's failed-authentication budget as
+// invalid keys do: past it, even a good signature from that address is
+// answered 429 until the budget refills.
+func TestSignedFailuresAreLimited(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		h := newHarness(t, db, harnessOptions{authFailureLimit: 20})
+		k, secret := h.newHMACKey(checkout.PermCheckoutsWrite)
+		post := "/v1/stores/" + h.store.ID + "/checkouts"
+		for i := range 20 {
+			bad := signed(t, "POST", post, swordBody, k.ID, secret, fmt.Sprintf("bad-%d", i), t0)
+			bad.body = strings.Replace(swordBody, "1500", "1600", 1) // the digest no longer matches
+			wantError(t, h.do(bad), http.StatusUnauthorized, checkout.EInvalidSignature)
+		}
+		good := signed(t, "POST", post, swordBody, k.ID, secret, "good", t0)
+		r := h.do(good)
+		wantPlainError(t, r, http.StatusTooManyRequests, "rate_limited")
+		h.clock.Advance(3 * time.Second)
+		if r := h.do(good); r.Status != http.StatusCreated {
+			t.Errorf("a good signature once the budget refilled = %d %s; want 201 (its nonce not spent by the 429)", r.Status, r.Body)
 		}
 	})
 }
