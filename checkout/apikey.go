@@ -50,8 +50,10 @@ const (
 // AllPermissions lists every permission in a stable order.
 var AllPermissions = []Permission{PermCheckoutsRead, PermCheckoutsWrite}
 
-// APIKey is a merchant's credential for the API. Only a hash of its secret is
-// kept; the secret itself is shown once, when the key is made.
+// APIKey is a merchant's credential for the API. The secret is shown once,
+// when the key is made. A bearer key keeps only a hash of it; an HMAC key
+// must also keep the secret itself, to verify signatures with it, and keeps
+// it sealed with the operator's secrets key (SealedSecret).
 type APIKey struct {
 	ID string
 	// Name tells a store's keys apart ("Production server"); "" when the
@@ -63,8 +65,12 @@ type APIKey struct {
 	Permissions []Permission
 	SecretHash  string // hex SHA-256 of the whole secret
 	SecretHint  string // the secret's last four characters, to recognise it
-	CreatedAt   time.Time
-	RevokedAt   *time.Time
+	// SealedSecret is an HMAC key's secret encrypted with the operator's
+	// secrets key (package seal), bound to the key's id; "" for a bearer
+	// key. The service seals and opens it; nothing else reads it.
+	SealedSecret string
+	CreatedAt    time.Time
+	RevokedAt    *time.Time
 	// LastUsedAt is when the key last authenticated an API request, to
 	// within APIKeyUseGranularity; nil when it never has.
 	LastUsedAt *time.Time
@@ -114,11 +120,12 @@ func NewAPIKey(p APIKeyParams, now time.Time) (*APIKey, string, error) {
 		v.add("invalid_value", "mode", "mode must be test or live.")
 	}
 	var kind string
+	n := secretLen
 	switch p.Type {
 	case KeyBearer:
 		kind = "sk"
 	case KeyHMAC:
-		kind = "hk"
+		kind, n = "hk", hmacSecretLen
 	default:
 		v.add("invalid_value", "type", "type must be bearer or hmac.")
 	}
@@ -139,7 +146,7 @@ func NewAPIKey(p APIKeyParams, now time.Time) (*APIKey, string, error) {
 		return nil, "", err
 	}
 	slices.Sort(perms)
-	secret := "ck_" + string(p.Mode) + "_" + kind + "_" + NewSecret()
+	secret := "ck_" + string(p.Mode) + "_" + kind + "_" + randomBase62(n)
 	return &APIKey{
 		ID:          NewAPIKeyID(),
 		Name:        name,
@@ -154,10 +161,11 @@ func NewAPIKey(p APIKeyParams, now time.Time) (*APIKey, string, error) {
 }
 
 // ParseSecret checks the shape of an API key secret and returns its mode and
-// type. A secret of another shape can never match a key.
+// type: a bearer secret has 43 base62 characters after its prefix, an HMAC
+// key's 86. A secret of another shape can never match a key.
 func ParseSecret(secret string) (Mode, KeyType, bool) {
 	rest, ok := strings.CutPrefix(secret, "ck_")
-	if !ok || len(rest) != len("test_sk_")+secretLen {
+	if !ok || len(rest) < len("test_sk_") {
 		return "", "", false
 	}
 	mode, ok := ParseMode(rest[:4])
@@ -165,12 +173,16 @@ func ParseSecret(secret string) (Mode, KeyType, bool) {
 		return "", "", false
 	}
 	var typ KeyType
+	n := secretLen
 	switch rest[5:7] {
 	case "sk":
 		typ = KeyBearer
 	case "hk":
-		typ = KeyHMAC
+		typ, n = KeyHMAC, hmacSecretLen
 	default:
+		return "", "", false
+	}
+	if len(rest) != len("test_sk_")+n {
 		return "", "", false
 	}
 	for i := 8; i < len(rest); i++ {

@@ -14,7 +14,9 @@ const storeID = "3f1c9a2e-8b7d-4c1e-9f0a-1b2c3d4e5f60"
 
 var (
 	base62Secret = regexp.MustCompile(`^[0-9A-Za-z]{43}$`)
-	keyIDPattern = regexp.MustCompile(`^key_[0-9a-f]{32}$`)
+	// An HMAC key's secret is twice as long: 512 bits (DESIGN.md 3).
+	base62HMACSecret = regexp.MustCompile(`^[0-9A-Za-z]{86}$`)
+	keyIDPattern     = regexp.MustCompile(`^key_[0-9a-f]{32}$`)
 )
 
 func TestNewAPIKey(t *testing.T) {
@@ -39,8 +41,15 @@ func TestNewAPIKey(t *testing.T) {
 			t.Fatalf("NewAPIKey(%+v) = %v", tt.p, err)
 		}
 		rest, ok := strings.CutPrefix(secret, tt.prefix)
-		if !ok || !base62Secret.MatchString(rest) {
-			t.Errorf("NewAPIKey(%+v) secret = %q; want %s and 43 base62 characters", tt.p, secret, tt.prefix)
+		shape, length := base62Secret, 43
+		if tt.p.Type == checkout.KeyHMAC {
+			shape, length = base62HMACSecret, 86
+		}
+		if !ok || !shape.MatchString(rest) {
+			t.Errorf("NewAPIKey(%+v) secret = %q; want %s and %d base62 characters", tt.p, secret, tt.prefix, length)
+		}
+		if k.SealedSecret != "" {
+			t.Errorf("NewAPIKey: SealedSecret = %q; want it left to the service", k.SealedSecret)
 		}
 		if !keyIDPattern.MatchString(k.ID) {
 			t.Errorf("NewAPIKey: id = %q; want key_ and 32 hex", k.ID)
@@ -125,6 +134,7 @@ func TestNewAPIKeyName(t *testing.T) {
 
 func TestParseSecret(t *testing.T) {
 	s43 := strings.Repeat("aZ0", 14) + "x"
+	s86 := s43 + s43
 	tests := []struct {
 		secret string
 		mode   checkout.Mode
@@ -133,8 +143,15 @@ func TestParseSecret(t *testing.T) {
 	}{
 		{"ck_test_sk_" + s43, checkout.ModeTest, checkout.KeyBearer, true},
 		{"ck_live_sk_" + s43, checkout.ModeLive, checkout.KeyBearer, true},
-		{"ck_test_hk_" + s43, checkout.ModeTest, checkout.KeyHMAC, true},
-		{"ck_live_hk_" + s43, checkout.ModeLive, checkout.KeyHMAC, true},
+		{"ck_test_hk_" + s86, checkout.ModeTest, checkout.KeyHMAC, true},
+		{"ck_live_hk_" + s86, checkout.ModeLive, checkout.KeyHMAC, true},
+		{"ck_test_hk_" + s43, "", "", false}, // a bearer secret's length
+		{"ck_test_sk_" + s86, "", "", false}, // an HMAC secret's length
+		{"ck_test_hk_" + s86[:85], "", "", false},
+		{"ck_test_hk_" + s86 + "a", "", "", false},
+		{"ck_live_hk_" + s86[:85] + "-", "", "", false},
+		{"ck_test", "", "", false},
+		{"ck_test_s", "", "", false},
 		{"", "", "", false},
 		{"ck_test_sk_", "", "", false},
 		{"ck_test_sk_" + s43[:42], "", "", false},

@@ -68,19 +68,28 @@ const base62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
 // 256 bits.
 const secretLen = 43
 
+// hmacSecretLen is the number of base62 characters of an HMAC key's
+// secret: 86 of them carry 512 bits, since RFC 9421 libraries want keys of
+// at least 64 bytes for hmac-sha256 (DESIGN.md 3).
+const hmacSecretLen = 86
+
 // NewSecret returns 43 random base62 characters (256 bits), drawn without
 // modulo bias.
-func NewSecret() string {
-	out := make([]byte, 0, secretLen)
+func NewSecret() string { return randomBase62(secretLen) }
+
+// randomBase62 returns n random base62 characters, drawn without modulo
+// bias.
+func randomBase62(n int) string {
+	out := make([]byte, 0, n)
 	buf := make([]byte, 64)
-	for len(out) < secretLen {
+	for len(out) < n {
 		rand.Read(buf)
 		for _, c := range buf {
 			if c >= 248 { // 248 = 4*62: reject to keep the draw uniform
 				continue
 			}
 			out = append(out, base62[c%62])
-			if len(out) == secretLen {
+			if len(out) == n {
 				break
 			}
 		}

@@ -39,6 +39,12 @@ type Store interface {
 	DashboardSessionGet(ctx context.Context, id string) (*DashboardSession, error)
 	// SetupTokenGet fails with not_found when no token has this hash.
 	SetupTokenGet(ctx context.Context, hash string) (*SetupToken, error)
+	// SignatureNonceUse records a signed request's nonce for its key until
+	// expires, and reports whether it was fresh: false when any node
+	// recorded it before and it has not expired at now.
+	SignatureNonceUse(ctx context.Context, keyID, nonce string, now, expires time.Time) (bool, error)
+	// SignatureNoncePurge deletes the nonces that expired before t.
+	SignatureNoncePurge(ctx context.Context, before time.Time) (int64, error)
 	// DashboardSessionPurge and SetupTokenPurge delete the sessions and
 	// tokens that expired before t.
 	DashboardSessionPurge(ctx context.Context, before time.Time) (int64, error)

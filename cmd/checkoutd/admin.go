@@ -24,6 +24,16 @@ type admin struct {
 	// check, when set, validates the flags and positional arguments once
 	// parsed, before the database is opened.
 	check func(rest []string) error
+	// secrets, when set (withSecretsKey), gives the service the secrets
+	// key of --secrets-key.
+	secrets *secretsKeyFlag
+}
+
+// withSecretsKey adds --secrets-key, for the commands that seal or open
+// HMAC keys' secrets.
+func (a *admin) withSecretsKey() {
+	a.secrets = &secretsKeyFlag{}
+	a.secrets.register(a.fs)
 }
 
 func newAdmin(e env, name, synopsis string) *admin {
@@ -46,6 +56,11 @@ func (a *admin) run(ctx context.Context, args []string, fn func(svc *service.Ser
 		}
 	}
 	cfg := service.Config{}
+	if a.secrets != nil {
+		if cfg.SecretsKey, err = a.secrets.key(); err != nil {
+			return err
+		}
+	}
 	if a.withGuard != nil {
 		g, err := a.withGuard()
 		if err != nil {

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/checkoutd/checkoutd/internal/seal"
 	"github.com/checkoutd/checkoutd/internal/store"
 	"github.com/checkoutd/checkoutd/internal/store/postgres"
 	"github.com/checkoutd/checkoutd/internal/store/sqlite"
@@ -98,6 +99,28 @@ func (o *optionalString) ptr() *string {
 
 func envName(flagName string) string {
 	return "CHECKOUTD_" + strings.ToUpper(strings.ReplaceAll(flagName, "-", "_"))
+}
+
+// secretsKeyFlag is the --secrets-key flag (CHECKOUTD_SECRETS_KEY): the
+// operator's key that seals HMAC keys' secrets at rest (docs/operations.md).
+// Its text is never printed: neither its default nor its errors show it.
+type secretsKeyFlag struct{ text string }
+
+func (f *secretsKeyFlag) register(fs *flag.FlagSet) {
+	fs.StringVar(&f.text, "secrets-key", "", "the key that encrypts HMAC keys' secrets at rest: 32 bytes as base64 or 64 hex digits (openssl rand -base64 32); "+
+		"prefer CHECKOUTD_SECRETS_KEY, which other users of the machine cannot see. Without it, HMAC keys can be neither made nor verified")
+}
+
+// key returns the parsed key, nil when none was given.
+func (f *secretsKeyFlag) key() (*seal.Key, error) {
+	if f.text == "" {
+		return nil, nil
+	}
+	k, err := seal.ParseKey(f.text)
+	if err != nil {
+		return nil, usageError{"--secrets-key (or CHECKOUTD_SECRETS_KEY): " + err.Error()}
+	}
+	return k, nil
 }
 
 // dbFlags are the flags of every command that opens the database.

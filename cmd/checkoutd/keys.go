@@ -56,17 +56,24 @@ func toKeyJSON(k *checkout.APIKey, secret string) keyJSON {
 }
 
 func keysCreate(ctx context.Context, e env, args []string) error {
-	a := newAdmin(e, "keys create", "keys create --store ID [--name NAME] --mode test|live --type bearer --permissions checkouts:write[,checkouts:read] [--json]")
+	a := newAdmin(e, "keys create", "keys create --store ID [--name NAME] --mode test|live --type bearer|hmac --permissions checkouts:write[,checkouts:read] [--secrets-key KEY] [--json]")
 	var store, name, mode, typ, perms string
 	a.fs.StringVar(&store, "store", "", "the store the key belongs to (required)")
 	a.fs.StringVar(&name, "name", "", "a name to tell the key apart, e.g. \"Shop server\" (optional, at most 100 characters)")
 	a.fs.StringVar(&mode, "mode", "test", "test or live")
-	a.fs.StringVar(&typ, "type", "bearer", "bearer, the only type the API accepts")
+	a.fs.StringVar(&typ, "type", "bearer", "bearer (the secret is sent with each request) or hmac (the secret signs each request; needs --secrets-key)")
 	a.fs.StringVar(&perms, "permissions", "checkouts:write", "comma-separated: checkouts:write (create and retrieve), checkouts:read (retrieve)")
-	return a.run(ctx, args, func(svc *service.Service, _ []string) error {
-		if typ != string(checkout.KeyBearer) {
-			return usageError{fmt.Sprintf("--type %q is not available: use bearer", typ)}
+	a.withSecretsKey()
+	a.check = func([]string) error {
+		if typ != string(checkout.KeyBearer) && typ != string(checkout.KeyHMAC) {
+			return usageError{fmt.Sprintf("--type %q is not a key type: use bearer or hmac", typ)}
 		}
+		if typ == string(checkout.KeyHMAC) && a.secrets.text == "" {
+			return usageError{"--type hmac needs the server's secrets key, which encrypts the key's secret at rest: give --secrets-key or CHECKOUTD_SECRETS_KEY, the same as serve's (docs/operations.md)"}
+		}
+		return nil
+	}
+	return a.run(ctx, args, func(svc *service.Service, _ []string) error {
 		k, secret, err := svc.CreateAPIKey(ctx, checkout.APIKeyParams{
 			Name:        name,
 			MerchantID:  store,

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/base64"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -110,6 +111,7 @@ func TestServeConfigFromEnvironment(t *testing.T) {
 		"CHECKOUTD_LOG_LEVEL": "debug", "CHECKOUTD_METRICS_ADDR": "127.0.0.1:9090", "CHECKOUTD_WEBHOOK_ALLOW_CIDR": "10.0.0.0/8",
 		"CHECKOUTD_WEBHOOK_CA_FILE": "/ca.pem", "CHECKOUTD_WEBHOOK_WORKERS": "3", "CHECKOUTD_WEBHOOK_PER_ENDPOINT": "2",
 		"CHECKOUTD_WEBHOOK_LEASE": "20s", "CHECKOUTD_AUTH_FAILURE_LIMIT": "6",
+		"CHECKOUTD_SECRETS_KEY": base64.StdEncoding.EncodeToString(hmacSecretsKey),
 	}
 	got, err := parseServeConfig(env{getenv: environment.getenv, stdout: os.Stdout, stderr: os.Stderr}, []string{"--addr", ":7000", "--rate-burst", "8"})
 	if err != nil {
@@ -122,7 +124,12 @@ func TestServeConfigFromEnvironment(t *testing.T) {
 		shutdownTimeout: 9 * time.Second, logFormat: "json", logLevel: "debug", metricsAddr: "127.0.0.1:9090",
 		webhook: webhookFlags{allowCIDR: "10.0.0.0/8", caFile: "/ca.pem"}, webhookWorkers: 3, webhookPerHost: 2,
 		webhookLease: 20 * time.Second,
+		secrets:      secretsKeyFlag{text: environment["CHECKOUTD_SECRETS_KEY"]},
 	}
+	if got.secretsKey == nil || got.secretsKey.ID() != mustSecretsKey(t).ID() {
+		t.Errorf("secrets key from the environment = %v; want %v", got.secretsKey, mustSecretsKey(t))
+	}
+	got.secretsKey = nil // compared by id above
 	if !reflect.DeepEqual(*got, want) {
 		t.Errorf("from the environment = %+v; want %+v", *got, want)
 	}

@@ -16,6 +16,7 @@ import (
 
 	"github.com/checkoutd/checkoutd/internal/app"
 	"github.com/checkoutd/checkoutd/internal/pay"
+	"github.com/checkoutd/checkoutd/internal/seal"
 	"github.com/checkoutd/checkoutd/internal/server"
 	"github.com/checkoutd/checkoutd/internal/service"
 	"github.com/checkoutd/checkoutd/internal/web"
@@ -42,6 +43,8 @@ type serveConfig struct {
 	webhookWorkers   int
 	webhookPerHost   int
 	webhookLease     time.Duration
+	secrets          secretsKeyFlag
+	secretsKey       *seal.Key
 }
 
 func parseServeConfig(e env, args []string) (*serveConfig, error) {
@@ -65,6 +68,7 @@ func parseServeConfig(e env, args []string) (*serveConfig, error) {
 	fs.StringVar(&c.metricsAddr, "metrics-addr", "", "where to serve /metrics: empty for the main listener (--addr), an address such as 127.0.0.1:9090 for a listener of its own, or off")
 	fs.StringVar(&c.logFormat, "log-format", "text", "text or json")
 	fs.StringVar(&c.logLevel, "log-level", "info", "debug, info, warn or error")
+	c.secrets.register(fs)
 	rest, err := parseFlags(fs, e, args)
 	if err != nil {
 		return nil, err
@@ -101,6 +105,9 @@ func parseServeConfig(e env, args []string) (*serveConfig, error) {
 	}
 	if c.logFormat != "text" && c.logFormat != "json" {
 		return nil, usageError{"--log-format must be text or json"}
+	}
+	if c.secretsKey, err = c.secrets.key(); err != nil {
+		return nil, err
 	}
 	return c, nil
 }
@@ -157,6 +164,7 @@ func serveCmd(ctx context.Context, e env, args []string) error {
 			"data_dir", dir)
 	}
 	log.Info("database ready", "database", desc)
+	logSecretsKey(log, cfg.secretsKey)
 
 	ln, err := net.Listen("tcp", cfg.addr)
 	if err != nil {
@@ -179,6 +187,7 @@ func serveCmd(ctx context.Context, e env, args []string) error {
 		// until one is configured (docs/payments.md), and then offers only
 		// the methods that have one.
 		Processors:         pay.Registry{Test: pay.Simulators()},
+		SecretsKey:         cfg.secretsKey,
 		Guard:              guard,
 		RootCAs:            roots,
 		WebhookWorkers:     cfg.webhookWorkers,
@@ -261,6 +270,17 @@ func serveCmd(ctx context.Context, e env, args []string) error {
 
 // logSetupLink logs a one-time link to create the first dashboard account
 // when there is no account yet; the token appears there and nowhere else.
+// logSecretsKey says whether HMAC keys can be made and verified here: with
+// a secrets key, its id (a fingerprint, never the key), so the operator of
+// several nodes sees they share one; without, that HMAC keys are refused.
+func logSecretsKey(log *slog.Logger, k *seal.Key) {
+	if k == nil {
+		log.Info("no secrets key (--secrets-key or CHECKOUTD_SECRETS_KEY): HMAC keys can be neither created nor verified; bearer keys work")
+		return
+	}
+	log.Info("secrets key set: HMAC keys' secrets are sealed with it", "secrets_key_id", k.ID())
+}
+
 func logSetupLink(ctx context.Context, log *slog.Logger, svc *service.Service, baseURL string) {
 	token, expires, err := svc.SetupToken(ctx)
 	if err != nil {

@@ -1,12 +1,15 @@
 package api
 
 import (
+	"bytes"
 	"context"
+	"io"
 	"net/http"
 	"strings"
 	"time"
 
 	"github.com/checkoutd/checkoutd/checkout"
+	"github.com/checkoutd/checkoutd/internal/httpsig"
 	"github.com/checkoutd/checkoutd/internal/service"
 	"github.com/checkoutd/checkoutd/internal/web"
 )
@@ -19,18 +22,23 @@ func KeyFrom(ctx context.Context) *checkout.APIKey {
 	return k
 }
 
-// Authenticate admits requests that carry a valid key and puts the key in
-// their context. Without credentials: 401 authentication_required; with an
-// unknown, revoked or malformed key: 401 invalid_api_key, which spends one
-// of the client's failures (fails). A client with none left is answered 429
+// Authenticate admits requests that carry a valid bearer key, or a valid
+// signature of an HMAC key (Signature-Input and Signature), and puts the key
+// in their context. Without credentials: 401 authentication_required; with
+// an unknown, revoked or malformed key: 401 invalid_api_key, and with a
+// refused signature 401 invalid_signature, each of which spends one of the
+// client's failures (fails). A client with none left is answered 429
 // rate_limited before its key is looked up, unless the key is one this node
 // has cached as valid.
 func Authenticate(svc *service.Service, fails *FailureLimiter, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		key, err := authenticate(r, svc, fails)
 		if err != nil {
-			if checkout.IsCode(err, checkout.EAuthenticationRequired) || checkout.IsCode(err, checkout.EInvalidAPIKey) {
+			switch checkout.ErrorCode(err) {
+			case checkout.EAuthenticationRequired, checkout.EInvalidAPIKey:
 				w.Header().Set("WWW-Authenticate", `Bearer realm="checkoutd"`)
+			case checkout.EInvalidSignature:
+				w.Header().Set("WWW-Authenticate", `Signature realm="checkoutd"`)
 			}
 			web.WriteError(w, r, err)
 			return
@@ -39,8 +47,25 @@ func Authenticate(svc *service.Service, fails *FailureLimiter, next http.Handler
 	})
 }
 
+// throttled is the answer to a client with no failed authentications
+// left, for wait.
+func throttled(wait time.Duration) error {
+	secs := max(1, int((wait+time.Second-1)/time.Second))
+	err := checkout.Errorf(checkout.ERateLimited,
+		"Too many requests with invalid API keys from this address; retry after %d seconds.", secs)
+	err.RetryAfter = time.Duration(secs) * time.Second
+	return err
+}
+
 func authenticate(r *http.Request, svc *service.Service, fails *FailureLimiter) (*checkout.APIKey, error) {
 	h := r.Header.Get("Authorization")
+	if httpsig.IsSigned(r.Header) {
+		if strings.TrimSpace(h) != "" {
+			return nil, checkout.Errorf(checkout.EInvalidSignature,
+				"Send either a signature (Signature-Input and Signature) or Authorization, not both.")
+		}
+		return authenticateSigned(r, svc, fails)
+	}
 	if strings.TrimSpace(h) == "" {
 		return nil, checkout.Errorf(checkout.EAuthenticationRequired,
 			"This API needs a secret key: send Authorization: Bearer <secret key>.")
@@ -53,17 +78,41 @@ func authenticate(r *http.Request, svc *service.Service, fails *FailureLimiter) 
 				return key, nil
 			}
 		}
-		secs := max(1, int((wait+time.Second-1)/time.Second))
-		err := checkout.Errorf(checkout.ERateLimited,
-			"Too many requests with invalid API keys from this address; retry after %d seconds.", secs)
-		err.RetryAfter = time.Duration(secs) * time.Second
-		return nil, err
+		return nil, throttled(wait)
 	}
 	var key *checkout.APIKey
 	if err == nil {
 		key, err = svc.Authenticate(r.Context(), secret)
 	}
 	if checkout.IsCode(err, checkout.EInvalidAPIKey) {
+		fails.Fail(client)
+	}
+	return key, err
+}
+
+// authenticateSigned authenticates a request signed with an HMAC key
+// (RFC 9421, DESIGN.md 6). The signature covers the body's digest, so the
+// body is read here, at most MaxBodyBytes (413 beyond), and put back for the
+// handler. A refused signature spends one of the client's failures, as an
+// invalid key does.
+func authenticateSigned(r *http.Request, svc *service.Service, fails *FailureLimiter) (*checkout.APIKey, error) {
+	client := clientOf(r.RemoteAddr)
+	if blocked, wait := fails.Blocked(client); blocked {
+		return nil, throttled(wait)
+	}
+	if r.ContentLength > MaxBodyBytes {
+		return nil, checkout.Errorf(checkout.EPayloadTooLarge, "The request body is larger than %d bytes.", MaxBodyBytes)
+	}
+	body, err := io.ReadAll(io.LimitReader(r.Body, MaxBodyBytes+1))
+	if err != nil {
+		return nil, checkout.Errorf(checkout.EInvalidJSON, "The request body could not be read.")
+	}
+	if len(body) > MaxBodyBytes {
+		return nil, checkout.Errorf(checkout.EPayloadTooLarge, "The request body is larger than %d bytes.", MaxBodyBytes)
+	}
+	r.Body = io.NopCloser(bytes.NewReader(body))
+	key, err := svc.AuthenticateSigned(r.Context(), httpsig.Request{Method: r.Method, URL: r.URL, Header: r.Header, Body: body})
+	if checkout.IsCode(err, checkout.EInvalidSignature) {
 		fails.Fail(client)
 	}
 	return key, err
@@ -80,7 +129,7 @@ func bearerSecret(h string) (string, error) {
 	secret = strings.TrimSpace(secret)
 	if _, typ, ok := checkout.ParseSecret(secret); ok && typ == checkout.KeyHMAC {
 		return "", checkout.Errorf(checkout.EInvalidAPIKey,
-			"This is an HMAC key's secret, which is not accepted as a bearer secret; use a bearer key.")
+			"This is an HMAC key's secret, which is never sent: sign the request with it (Signature-Input and Signature, docs/api.md), or send a bearer key.")
 	}
 	return secret, nil
 }

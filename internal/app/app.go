@@ -20,6 +20,7 @@ import (
 	"github.com/checkoutd/checkoutd/internal/jobs"
 	"github.com/checkoutd/checkoutd/internal/metrics"
 	"github.com/checkoutd/checkoutd/internal/pay"
+	"github.com/checkoutd/checkoutd/internal/seal"
 	"github.com/checkoutd/checkoutd/internal/server"
 	"github.com/checkoutd/checkoutd/internal/service"
 	"github.com/checkoutd/checkoutd/internal/store"
@@ -46,6 +47,9 @@ type Config struct {
 	BaseURL string
 	// Processors are the payment processors of each mode.
 	Processors pay.Registry
+	// SecretsKey seals HMAC keys' secrets at rest
+	// (service.Config.SecretsKey); without one, HMAC keys are refused.
+	SecretsKey *seal.Key
 
 	// Guard checks webhook endpoint URLs and every address an attempt
 	// connects to; the default guard (public addresses only) when nil.
@@ -129,8 +133,8 @@ func New(cfg Config) *App {
 		Lease:       cfg.WebhookLease,
 	})
 	sc := service.Config{
-		Store: st, Now: cfg.Now, CacheNow: cfg.CacheNow, CheckoutBaseURL: cfg.CheckoutBaseURL, Logger: cfg.Logger,
-		URLs: guard, Notify: a.Dispatcher.Wake, Processors: cfg.Processors,
+		Store: st, Now: cfg.Now, CacheNow: cfg.CacheNow, CheckoutBaseURL: cfg.CheckoutBaseURL, BaseURL: cfg.BaseURL, Logger: cfg.Logger,
+		URLs: guard, Notify: a.Dispatcher.Wake, Processors: cfg.Processors, SecretsKey: cfg.SecretsKey,
 	}
 	a.Service = service.New(sc)
 	a.RequestLogs = service.NewRequestLogWriter(cfg.Store, cfg.Logger)

@@ -95,7 +95,7 @@ func TestAuthentication(t *testing.T) {
 }
 
 // An HMAC key's secret sent as a bearer is refused with a message that says
-// what to send instead, and offers nothing the API does not do.
+// what to do instead: sign with it, or send a bearer key.
 func TestHMACSecretAsBearer(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		h := newHarness(t, db)
@@ -111,8 +111,8 @@ func TestHMACSecretAsBearer(t *testing.T) {
 		if r.Status != http.StatusUnauthorized || e.Error == nil || e.Error.Code != checkout.EInvalidAPIKey {
 			t.Fatalf("POST with an HMAC key's secret = %d %s; want 401 invalid_api_key", r.Status, r.Body)
 		}
-		if msg := e.Error.Message; !strings.Contains(msg, "bearer key") || strings.Contains(msg, "sign") {
-			t.Errorf("message = %q; want it to ask for a bearer key, and not to offer request signing, which the API does not do", msg)
+		if msg := e.Error.Message; !strings.Contains(msg, "bearer key") || !strings.Contains(msg, "sign the request") {
+			t.Errorf("message = %q; want it to say to sign the request with it, or to send a bearer key", msg)
 		}
 	})
 }

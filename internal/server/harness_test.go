@@ -23,6 +23,7 @@ import (
 	"github.com/checkoutd/checkoutd/internal/app"
 	"github.com/checkoutd/checkoutd/internal/clock"
 	"github.com/checkoutd/checkoutd/internal/logtest"
+	"github.com/checkoutd/checkoutd/internal/seal"
 	"github.com/checkoutd/checkoutd/internal/service"
 	"github.com/checkoutd/checkoutd/internal/store"
 	"github.com/checkoutd/checkoutd/internal/web"
@@ -34,6 +35,10 @@ var t0 = time.Date(2026, 11, 1, 12, 0, 0, 0, time.UTC)
 
 // checkoutBase is the checkout base URL the tests configure.
 const checkoutBase = "https://pay.example.test"
+
+// apiBase is the API's configured base URL (--base-url): signed requests'
+// @target-uri is rebuilt from it, whatever address the test server has.
+const apiBase = "http://api.example.test"
 
 // harness is a whole checkoutd HTTP surface on a real database, behind a
 // real HTTP server, with a fake clock. Every response it sees is checked
@@ -67,6 +72,9 @@ type harnessOptions struct {
 	wrapStore func(checkout.Store) checkout.Store
 }
 
+// testSecretsKey seals the harness's HMAC keys' secrets.
+var testSecretsKey, _ = seal.NewKey([]byte("harness secrets key, 32 bytes!!!"))
+
 func newHarness(t *testing.T, db *store.DB, opts ...harnessOptions) *harness {
 	t.Helper()
 	o := harnessOptions{rateLimit: 0}
@@ -79,8 +87,9 @@ func newHarness(t *testing.T, db *store.DB, opts ...harnessOptions) *harness {
 	log := slog.New(web.LogHandler{Handler: logBuf.TextHandler()})
 	a := app.New(app.Config{
 		Store: db, WrapStore: o.wrapStore, Logger: log,
-		Now: clk.Now, CacheNow: cacheClk.Now, CheckoutBaseURL: checkoutBase,
+		Now: clk.Now, CacheNow: cacheClk.Now, CheckoutBaseURL: checkoutBase, BaseURL: apiBase,
 		RateLimit: o.rateLimit, RateBurst: o.rateBurst, AuthFailureLimit: o.authFailureLimit,
+		SecretsKey: testSecretsKey,
 	})
 	t.Cleanup(a.Close)
 	h := &harness{t: t, db: db, clock: clk, cacheClock: cacheClk, svc: a.Service, logs: a.RequestLogs, logBuf: logBuf}

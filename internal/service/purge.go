@@ -15,19 +15,23 @@ type PurgeResult struct {
 	// DashboardSessions and SetupTokens count the expired ones.
 	DashboardSessions int64
 	SetupTokens       int64
+	// SignatureNonces counts the signed requests' nonces past their
+	// window.
+	SignatureNonces int64
 }
 
 // Purge deletes request logs, events and deliveries older than 30 days and
-// idempotency records older than 24 hours, and expired dashboard sessions
-// and setup tokens.
+// idempotency records older than 24 hours, and expired dashboard sessions,
+// setup tokens and signature nonces.
 func (s *Service) Purge(ctx context.Context) (PurgeResult, error) {
 	now := s.now()
 	var res PurgeResult
-	var err1, err2, err3, err4, err5 error
+	var err1, err2, err3, err4, err5, err6 error
 	res.RequestLogs, err1 = s.store.RequestLogPurge(ctx, now.Add(-checkout.Retention))
 	res.IdempotencyKeys, err2 = s.store.IdempotencyPurge(ctx, now.Add(-checkout.IdempotencyWindow))
 	res.Events, err3 = s.store.EventPurge(ctx, now.Add(-checkout.Retention))
 	res.DashboardSessions, err4 = s.store.DashboardSessionPurge(ctx, now)
 	res.SetupTokens, err5 = s.store.SetupTokenPurge(ctx, now)
-	return res, errors.Join(err1, err2, err3, err4, err5)
+	res.SignatureNonces, err6 = s.store.SignatureNoncePurge(ctx, now)
+	return res, errors.Join(err1, err2, err3, err4, err5, err6)
 }

@@ -20,6 +20,7 @@ import (
 	"github.com/checkoutd/checkoutd/internal/authlimit"
 	"github.com/checkoutd/checkoutd/internal/clock"
 	"github.com/checkoutd/checkoutd/internal/pay"
+	"github.com/checkoutd/checkoutd/internal/seal"
 )
 
 // Config configures a Service.
@@ -29,7 +30,10 @@ type Config struct {
 	Now clock.Func
 	// CheckoutBaseURL is the address of the hosted payment pages.
 	CheckoutBaseURL string
-	Logger          *slog.Logger
+	// BaseURL is the API's public address (--base-url): a signed request's
+	// @target-uri is rebuilt from it, never from the Host header.
+	BaseURL string
+	Logger  *slog.Logger
 	// KeyCacheTTL bounds how long a node trusts a cached API key or store,
 	// and so how long a revoked key keeps working on a node; at most 5 s
 	// (DESIGN.md 2), 2 s when zero.
@@ -48,6 +52,10 @@ type Config struct {
 	// staleness in real time, so they do not follow Now; tests that check
 	// revocation move this one.
 	CacheNow clock.Func
+	// SecretsKey is the operator's secrets key, which seals the secrets of
+	// HMAC keys at rest (the server must keep them to verify signatures).
+	// Without one, HMAC keys cannot be created, nor verified.
+	SecretsKey *seal.Key
 }
 
 // Service runs checkoutd's operations.
@@ -55,10 +63,12 @@ type Service struct {
 	store           checkout.Store
 	now             clock.Func
 	checkoutBaseURL string
+	baseURL         string
 	log             *slog.Logger
 	urls            URLChecker
 	notify          func()
 	procs           pay.Registry
+	secrets         *seal.Key
 	keys            *ttlCache[*checkout.APIKey]
 	unknownKeys     *ttlCache[struct{}]
 	merchants       *ttlCache[*checkout.Merchant]
@@ -184,10 +194,12 @@ func New(cfg Config) *Service {
 		store:           cfg.Store,
 		now:             cfg.Now,
 		checkoutBaseURL: cfg.CheckoutBaseURL,
+		baseURL:         cfg.BaseURL,
 		log:             cfg.Logger,
 		urls:            cfg.URLs,
 		notify:          cfg.Notify,
 		procs:           cfg.Processors,
+		secrets:         cfg.SecretsKey,
 		keys:            newTTLCache[*checkout.APIKey](cfg.KeyCacheTTL, maxCached, cfg.CacheNow),
 		unknownKeys:     newTTLCache[struct{}](cfg.KeyCacheTTL, maxCached, cfg.CacheNow),
 		merchants:       newTTLCache[*checkout.Merchant](cfg.KeyCacheTTL, maxCached, cfg.CacheNow),
@@ -233,11 +245,19 @@ func (s *Service) Merchant(ctx context.Context, id string) (*checkout.Merchant, 
 }
 
 // CreateAPIKey creates a key for an existing store and returns it with its
-// secret, which is never available again.
+// secret, which is never available again. An HMAC key's secret is kept
+// sealed with the secrets key, and without one an HMAC key is refused: a
+// signing secret is never stored in the clear (docs/operations.md).
 func (s *Service) CreateAPIKey(ctx context.Context, p checkout.APIKeyParams) (*checkout.APIKey, string, error) {
 	k, secret, err := checkout.NewAPIKey(p, s.now())
 	if err != nil {
 		return nil, "", err
+	}
+	if k.Type == checkout.KeyHMAC {
+		if s.secrets == nil {
+			return nil, "", noSecretsKey()
+		}
+		k.SealedSecret = s.secrets.Seal(secret, k.ID)
 	}
 	if _, err := s.store.MerchantGet(ctx, p.MerchantID); err != nil {
 		return nil, "", err
@@ -247,6 +267,43 @@ func (s *Service) CreateAPIKey(ctx context.Context, p checkout.APIKeyParams) (*c
 		return nil, "", err
 	}
 	return k, secret, nil
+}
+
+// noSecretsKey refuses an HMAC key on a server without a secrets key. It
+// is a validation error of the type, so the CLI and the dashboard's form
+// show it beside the field, with what the operator must do.
+func noSecretsKey() error {
+	return &checkout.Error{
+		Code:    checkout.EValidationFailed,
+		Message: "HMAC keys are not available: this server has no secrets key to keep their secrets encrypted. The operator sets one with --secrets-key or CHECKOUTD_SECRETS_KEY (docs/operations.md).",
+		Param:   "type",
+		Details: []checkout.Violation{{Code: "invalid_value", Param: "type",
+			Message: "HMAC keys need the server's secrets key (--secrets-key or CHECKOUTD_SECRETS_KEY), and none is set."}},
+	}
+}
+
+// HMACSecret returns the secret of an HMAC key, opened with the secrets
+// key, to verify a signature with. It fails with internal_error, whose
+// cause (for the log, never the secret) says what the operator must fix:
+// no secrets key, another secrets key than the one that sealed it, or a
+// sealed value that was altered or moved from another key.
+func (s *Service) HMACSecret(k *checkout.APIKey) (string, error) {
+	fail := func(cause error) error {
+		return checkout.Internal(fmt.Errorf("the secret of HMAC key %s: %w", k.ID, cause))
+	}
+	switch {
+	case k.Type != checkout.KeyHMAC:
+		return "", fail(errors.New("not an HMAC key"))
+	case s.secrets == nil:
+		return "", fail(errors.New("this server has no secrets key (--secrets-key or CHECKOUTD_SECRETS_KEY) to open it with"))
+	case k.SealedSecret == "":
+		return "", fail(errors.New("the key has no sealed secret"))
+	}
+	secret, err := s.secrets.Open(k.SealedSecret, k.ID)
+	if err != nil {
+		return "", fail(err)
+	}
+	return secret, nil
 }
 
 // RevokeAPIKey revokes a key. Every node stops accepting it within

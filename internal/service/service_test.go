@@ -11,12 +11,17 @@ import (
 
 	"github.com/checkoutd/checkoutd/checkout"
 	"github.com/checkoutd/checkoutd/internal/clock"
+	"github.com/checkoutd/checkoutd/internal/seal"
 	"github.com/checkoutd/checkoutd/internal/service"
 	"github.com/checkoutd/checkoutd/internal/store"
 	"github.com/checkoutd/checkoutd/internal/store/postgres"
 	"github.com/checkoutd/checkoutd/internal/store/sqlite"
 	"github.com/checkoutd/checkoutd/internal/store/storetest"
 )
+
+// testSecretsKey is the fixture's secrets key, which seals HMAC keys'
+// secrets.
+var testSecretsKey, _ = seal.NewKey([]byte("fixture secrets key, 32 bytes!!!"))
 
 // t0 is when every test's fake clock starts.
 var t0 = time.Date(2026, 11, 1, 12, 0, 0, 0, time.UTC)
@@ -49,7 +54,8 @@ func newFixture(t *testing.T, db *store.DB) *fixture {
 // newService returns another service (another node) on db, sharing the
 // fixture's clocks.
 func (f *fixture) newService(db *store.DB) *service.Service {
-	return service.New(service.Config{Store: db, Now: f.clock.Now, CacheNow: f.cache.Now, CheckoutBaseURL: "https://pay.example"})
+	return service.New(service.Config{Store: db, Now: f.clock.Now, CacheNow: f.cache.Now, CheckoutBaseURL: "https://pay.example",
+		SecretsKey: testSecretsKey})
 }
 
 func (f *fixture) newKey(t *testing.T, mode checkout.Mode, typ checkout.KeyType) (*checkout.APIKey, string) {

@@ -11,14 +11,14 @@ import (
 	"github.com/checkoutd/checkoutd/checkout"
 )
 
-const apiKeyColumns = `id, name, store_id, mode, type, permissions, secret_hash, secret_hint, created_at, revoked_at, last_used_at`
+const apiKeyColumns = `id, name, store_id, mode, type, permissions, secret_hash, secret_hint, created_at, revoked_at, last_used_at, secret_sealed`
 
 func scanAPIKey(row scanner) (*checkout.APIKey, error) {
 	var k checkout.APIKey
 	var perms string
 	var created int64
 	var revoked, used sql.NullInt64
-	if err := row.Scan(&k.ID, &k.Name, &k.MerchantID, &k.Mode, &k.Type, &perms, &k.SecretHash, &k.SecretHint, &created, &revoked, &used); err != nil {
+	if err := row.Scan(&k.ID, &k.Name, &k.MerchantID, &k.Mode, &k.Type, &perms, &k.SecretHash, &k.SecretHint, &created, &revoked, &used, &k.SealedSecret); err != nil {
 		return nil, err
 	}
 	k.Permissions = checkout.ParsePermissions(perms)
@@ -57,8 +57,9 @@ func (db *DB) APIKeyList(ctx context.Context, merchantID string) ([]*checkout.AP
 
 // APIKeyInsert stores a new key.
 func (tx *Tx) APIKeyInsert(ctx context.Context, k *checkout.APIKey) error {
-	_, err := tx.exec(ctx, `INSERT INTO api_keys (`+apiKeyColumns+`) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, NULL, NULL)`,
-		k.ID, k.Name, k.MerchantID, string(k.Mode), string(k.Type), checkout.JoinPermissions(k.Permissions), k.SecretHash, k.SecretHint, k.CreatedAt.Unix())
+	_, err := tx.exec(ctx, `INSERT INTO api_keys (`+apiKeyColumns+`) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, NULL, NULL, $10)`,
+		k.ID, k.Name, k.MerchantID, string(k.Mode), string(k.Type), checkout.JoinPermissions(k.Permissions), k.SecretHash, k.SecretHint, k.CreatedAt.Unix(),
+		k.SealedSecret)
 	return tx.db.translate(err)
 }
 

@@ -31,6 +31,13 @@ func freshDatabase(t *testing.T, name string) (open func() (*store.DB, error), d
 	return nil, "", ""
 }
 
+// undo0012 undoes migration 0012 (HMAC keys' sealed secrets) on either
+// database; undo0011 follows it.
+var undo0012 = []string{
+	`DROP TABLE signature_nonces`,
+	`ALTER TABLE api_keys DROP COLUMN secret_sealed`,
+}
+
 // undo0011 undoes migration 0011 (the dashboard's lists) on either
 // database; undo0010 follows it.
 var undo0011 = []string{
@@ -68,6 +75,72 @@ var undo0010 = []string{
 	`ALTER TABLE endpoints DROP COLUMN previous_secret`,
 	`ALTER TABLE endpoints DROP COLUMN description`,
 	`DELETE FROM schema_migrations WHERE version >= 10`,
+}
+
+// TestMigrateHMACSecrets upgrades a database of version 11 holding a bearer
+// key: the key keeps working, with no sealed secret, and an HMAC key stored
+// after the upgrade keeps its own.
+func TestMigrateHMACSecrets(t *testing.T) {
+	ctx := context.Background()
+	for _, name := range storetest.Databases {
+		t.Run(name, func(t *testing.T) {
+			open, driver, dsn := freshDatabase(t, name)
+			db, err := open()
+			if err != nil {
+				t.Fatal(err)
+			}
+			at := time.Unix(1_790_000_000, 0)
+			m := &checkout.Merchant{ID: checkout.NewStoreID(), Name: "Acme", Currency: "USD", CreatedAt: at}
+			bearer, _, err := checkout.NewAPIKey(checkout.APIKeyParams{MerchantID: m.ID, Mode: checkout.ModeTest, Type: checkout.KeyBearer,
+				Permissions: []checkout.Permission{checkout.PermCheckoutsWrite}}, at)
+			if err != nil {
+				t.Fatal(err)
+			}
+			err = db.InTx(ctx, func(tx checkout.Tx) error {
+				if err := tx.MerchantInsert(ctx, m); err != nil {
+					return err
+				}
+				return tx.APIKeyInsert(ctx, bearer)
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			db.Close()
+
+			raw, err := sql.Open(driver, dsn)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, q := range append(undo0012, `DELETE FROM schema_migrations WHERE version >= 12`) {
+				if _, err := raw.ExecContext(ctx, q); err != nil {
+					t.Fatalf("%s: %v", q, err)
+				}
+			}
+			raw.Close()
+
+			db, err = open()
+			if err != nil {
+				t.Fatalf("upgrade to 12: %v", err)
+			}
+			defer db.Close()
+			got, err := db.APIKeyGetByHash(ctx, bearer.SecretHash)
+			if err != nil || got.ID != bearer.ID || got.SealedSecret != "" {
+				t.Errorf("bearer key after the upgrade = %+v, %v; want it found, with no sealed secret", got, err)
+			}
+			hmac, _, err := checkout.NewAPIKey(checkout.APIKeyParams{MerchantID: m.ID, Mode: checkout.ModeTest, Type: checkout.KeyHMAC,
+				Permissions: []checkout.Permission{checkout.PermCheckoutsWrite}}, at)
+			if err != nil {
+				t.Fatal(err)
+			}
+			hmac.SealedSecret = "v1.0011223344556677.c2VhbGVk"
+			if err := db.InTx(ctx, func(tx checkout.Tx) error { return tx.APIKeyInsert(ctx, hmac) }); err != nil {
+				t.Fatal(err)
+			}
+			if got, err := db.APIKeyGet(ctx, hmac.ID); err != nil || got.SealedSecret != hmac.SealedSecret {
+				t.Errorf("HMAC key after the upgrade = %+v, %v; want its sealed secret kept", got, err)
+			}
+		})
+	}
 }
 
 // TestMigrateDashboardWebhooks upgrades a database of version 9 holding an
@@ -112,7 +185,7 @@ func TestMigrateDashboardWebhooks(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			for _, q := range append(append(undo0011, undo0010...),
+			for _, q := range append(append(append(undo0012, undo0011...), undo0010...),
 				`INSERT INTO delivery_attempts (delivery_id, number, started_at_ms, duration_us, status_code, error, response_body)
 					VALUES ('`+d.ID+`', 1, 1790000000000, 1000, 500, 'receiver answered 500', '')`,
 				`UPDATE deliveries SET status = 'failed'`,
@@ -184,7 +257,7 @@ func TestMigrateCryptoTxHash(t *testing.T) {
 				t.Fatal(err)
 			}
 			// (Each migration after 4 is undone here too.)
-			for _, q := range append(append(undo0011, undo0010...), []string{
+			for _, q := range append(append(append(undo0012, undo0011...), undo0010...), []string{
 				`DROP TABLE setup_tokens`,
 				`DROP TABLE dashboard_sessions`,
 				`DROP TABLE memberships`,

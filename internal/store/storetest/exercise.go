@@ -58,6 +58,9 @@ func Exercise(t *testing.T, open func(t *testing.T) *store.DB) {
 		{"Delivery/CountPending", testDeliveryCountPending},
 		{"Idempotency/RoundTrip", testIdempotencyRoundTrip},
 		{"Idempotency/Conflict", testIdempotencyConflict},
+		{"SignatureNonce/Use", testSignatureNonceUse},
+		{"SignatureNonce/Concurrent", testSignatureNonceConcurrent},
+		{"SignatureNonce/Purge", testSignatureNoncePurge},
 		{"Idempotency/Purge", testIdempotencyPurge},
 		{"RequestLog/RoundTrip", testRequestLogRoundTrip},
 		{"RequestLog/BatchIsAtomic", testRequestLogBatchAtomic},
@@ -249,7 +252,10 @@ func testAPIKeyRoundTrip(t *testing.T, db *store.DB) {
 			Permissions: []checkout.Permission{checkout.PermCheckoutsWrite}, SecretHash: checkout.HashSecret("a"), SecretHint: "wxyz", CreatedAt: base},
 		{ID: checkout.NewAPIKeyID(), MerchantID: m.ID, Mode: checkout.ModeLive, Type: checkout.KeyHMAC,
 			Permissions: []checkout.Permission{checkout.PermCheckoutsRead, checkout.PermCheckoutsWrite}, SecretHash: checkout.HashSecret("b"),
-			SecretHint: "0Aa9", CreatedAt: base.Add(time.Second)},
+			SecretHint: "0Aa9", CreatedAt: base.Add(time.Second),
+			// An HMAC key keeps its secret sealed (package seal): the store
+			// keeps the text as it is given.
+			SealedSecret: "v1.0123456789abcdef.AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8gISIjJCUmJygpKissLS4vMDEyMzQ1Njc4OTo7PD0-P0BBQkNERUZH-_"},
 	} {
 		inTx(t, db, func(tx checkout.Tx) error { return tx.APIKeyInsert(ctx, want) })
 		got, err := db.APIKeyGet(ctx, want.ID)
@@ -260,6 +266,10 @@ func testAPIKeyRoundTrip(t *testing.T, db *store.DB) {
 		if err != nil || !reflect.DeepEqual(got, want) {
 			t.Errorf("APIKeyGetByHash = %+v, %v; want %+v", got, err, want)
 		}
+	}
+	ks, err := db.APIKeyList(ctx, m.ID)
+	if err != nil || len(ks) != 2 || ks[0].SealedSecret != "" || !strings.HasPrefix(ks[1].SealedSecret, "v1.") {
+		t.Errorf("APIKeyList = %+v, %v; want the bearer key without a sealed secret and the HMAC key with its own", ks, err)
 	}
 }
 

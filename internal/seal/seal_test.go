@@ -1,0 +1,118 @@
+package seal_test
+
+import (
+	"encoding/base64"
+	"encoding/hex"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/checkoutd/checkoutd/internal/seal"
+)
+
+var raw = []byte("0123456789abcdef0123456789abcdef")
+
+func mustKey(t *testing.T, b []byte) *seal.Key {
+	t.Helper()
+	k, err := seal.NewKey(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return k
+}
+
+// Each way of writing 32 bytes gives the same key; anything else is
+// refused with an error that does not repeat it.
+func TestParseKey(t *testing.T) {
+	want := mustKey(t, raw).ID()
+	for _, s := range []string{
+		hex.EncodeToString(raw),
+		strings.ToUpper(hex.EncodeToString(raw)),
+		base64.StdEncoding.EncodeToString(raw),
+		base64.RawStdEncoding.EncodeToString(raw),
+		base64.URLEncoding.EncodeToString(raw),
+		" " + base64.StdEncoding.EncodeToString(raw) + "\n",
+	} {
+		k, err := seal.ParseKey(s)
+		if err != nil || k.ID() != want {
+			t.Errorf("ParseKey(%q) = %v, %v; want the key %s", s, k, err, want)
+		}
+	}
+	for _, s := range []string{
+		"",
+		"short",
+		hex.EncodeToString(raw[:31]),
+		base64.StdEncoding.EncodeToString(raw[:16]),
+		base64.StdEncoding.EncodeToString(append(raw, 'x')),
+		hex.EncodeToString(raw)[:63] + "g",
+	} {
+		k, err := seal.ParseKey(s)
+		if err == nil {
+			t.Errorf("ParseKey(%q) = %v; want an error", s, k)
+			continue
+		}
+		if s != "" && strings.Contains(err.Error(), s) {
+			t.Errorf("ParseKey(%q) error %q repeats the key", s, err)
+		}
+	}
+}
+
+func TestSealOpen(t *testing.T) {
+	k := mustKey(t, raw)
+	const secret = "ck_test_hk_abc"
+	sealed := k.Seal(secret, "key_1")
+	if strings.Contains(sealed, secret) || strings.Contains(sealed, "abc") {
+		t.Errorf("Seal = %q; holds the secret", sealed)
+	}
+	if !strings.HasPrefix(sealed, "v1."+k.ID()+".") {
+		t.Errorf("Seal = %q; want v1.%s.", sealed, k.ID())
+	}
+	if again := k.Seal(secret, "key_1"); again == sealed {
+		t.Errorf("Seal twice = the same value; want a fresh nonce each time")
+	}
+	if got, err := k.Open(sealed, "key_1"); err != nil || got != secret {
+		t.Errorf("Open = %q, %v; want %q", got, err, secret)
+	}
+}
+
+// Every way a sealed value can fail to open says why, and never holds the
+// secret.
+func TestOpenFails(t *testing.T) {
+	k := mustKey(t, raw)
+	other := mustKey(t, []byte("fedcba9876543210fedcba9876543210"))
+	const secret = "ck_live_hk_Zq9"
+	sealed := k.Seal(secret, "key_1")
+	flipped := []byte(sealed)
+	flipped[len(flipped)-2] ^= 1
+	tests := []struct {
+		name, sealed, ad, want string
+		key                    *seal.Key
+	}{
+		{"another key", sealed, "key_1", "sealed with another secrets key", other},
+		{"another owner", sealed, "key_2", "moved from another row", k},
+		{"altered", string(flipped), "key_1", "altered", k},
+		{"cut", sealed[:len("v1.")+16+5], "key_1", "damaged", k},
+		{"empty", "", "key_1", "known version", k},
+		{"plain", secret, "key_1", "known version", k},
+	}
+	for _, tt := range tests {
+		got, err := tt.key.Open(tt.sealed, tt.ad)
+		if err == nil || got != "" {
+			t.Errorf("%s: Open = %q, %v; want an error", tt.name, got, err)
+			continue
+		}
+		if !strings.Contains(err.Error(), tt.want) || strings.Contains(err.Error(), secret) {
+			t.Errorf("%s: Open error = %q; want it to say %q, without the secret", tt.name, err, tt.want)
+		}
+	}
+	if _, err := other.Open(sealed, "key_1"); !errors.Is(err, seal.ErrOtherKey) || !strings.Contains(err.Error(), k.ID()) || !strings.Contains(err.Error(), other.ID()) {
+		t.Errorf("Open with another key = %v; want ErrOtherKey naming both ids", err)
+	}
+}
+
+func TestKeyStringHidesKey(t *testing.T) {
+	k := mustKey(t, raw)
+	if s := k.String(); strings.Contains(s, string(raw)) || strings.Contains(s, hex.EncodeToString(raw)) || !strings.Contains(s, k.ID()) {
+		t.Errorf("String = %q; want the id only", s)
+	}
+}

@@ -1,0 +1,186 @@
+package service_test
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/checkoutd/checkoutd/checkout"
+	"github.com/checkoutd/checkoutd/internal/httpsig"
+	"github.com/checkoutd/checkoutd/internal/seal"
+	"github.com/checkoutd/checkoutd/internal/service"
+	"github.com/checkoutd/checkoutd/internal/store"
+	"github.com/checkoutd/checkoutd/internal/store/storetest"
+)
+
+// An HMAC key's secret is stored sealed, never in the clear, and opens again,
+// on any node with the same secrets key, to exactly the secret shown once.
+func TestCreateHMACKeySealsSecret(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		f := newFixture(t, db)
+		ctx := context.Background()
+		k, secret := f.newKey(t, checkout.ModeLive, checkout.KeyHMAC)
+		if !strings.HasPrefix(secret, "ck_live_hk_") || len(secret) != len("ck_live_hk_")+86 {
+			t.Fatalf("HMAC secret = %q; want ck_live_hk_ and 86 characters", secret)
+		}
+		stored, err := db.APIKeyGet(ctx, k.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body := secret[len("ck_live_hk_"):]
+		if stored.SealedSecret == "" || strings.Contains(stored.SealedSecret, body) || strings.Contains(stored.SealedSecret, body[:16]) {
+			t.Errorf("stored SealedSecret = %q; want the secret sealed, not in the clear", stored.SealedSecret)
+		}
+		if !strings.HasPrefix(stored.SealedSecret, "v1."+testSecretsKey.ID()+".") {
+			t.Errorf("stored SealedSecret = %q; want it to name the secrets key %s", stored.SealedSecret, testSecretsKey.ID())
+		}
+		if stored.SecretHash != checkout.HashSecret(secret) {
+			t.Errorf("stored SecretHash = %q; want the secret's hash, as for every key", stored.SecretHash)
+		}
+		for i, svc := range []*service.Service{f.svc, f.newService(db)} {
+			if got, err := svc.HMACSecret(stored); err != nil || got != secret {
+				t.Errorf("node %d: HMACSecret = %q, %v; want the secret shown at creation", i, got, err)
+			}
+		}
+		// A bearer key keeps only its hash.
+		if bearer, err := db.APIKeyGet(ctx, f.key.ID); err != nil || bearer.SealedSecret != "" {
+			t.Errorf("bearer key = %+v, %v; want no sealed secret", bearer, err)
+		}
+	})
+}
+
+// Without a secrets key the server refuses to make an HMAC key, saying what
+// the operator must set, and stores nothing: a signing secret is never kept
+// in the clear. Bearer keys need no secrets key.
+func TestCreateHMACKeyWithoutSecretsKey(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		f := newFixture(t, db)
+		ctx := context.Background()
+		bare := service.New(service.Config{Store: db, Now: f.clock.Now, CacheNow: f.cache.Now})
+		p := checkout.APIKeyParams{MerchantID: f.m.ID, Mode: checkout.ModeTest, Type: checkout.KeyHMAC,
+			Permissions: []checkout.Permission{checkout.PermCheckoutsWrite}}
+		k, secret, err := bare.CreateAPIKey(ctx, p)
+		var e *checkout.Error
+		if !errors.As(err, &e) || e.Code != checkout.EValidationFailed || e.Param != "type" || k != nil || secret != "" {
+			t.Fatalf("CreateAPIKey(hmac) without a secrets key = %v, %q, %v; want validation_failed on type", k, secret, err)
+		}
+		if !strings.Contains(e.Message, "--secrets-key") || !strings.Contains(e.Message, "CHECKOUTD_SECRETS_KEY") {
+			t.Errorf("message = %q; want it to name --secrets-key and CHECKOUTD_SECRETS_KEY", e.Message)
+		}
+		if ks, err := db.APIKeyList(ctx, f.m.ID); err != nil || len(ks) != 1 {
+			t.Errorf("keys after the refusal = %d, %v; want only the fixture's bearer key", len(ks), err)
+		}
+		p.Type = checkout.KeyBearer
+		if _, _, err := bare.CreateAPIKey(ctx, p); err != nil {
+			t.Errorf("CreateAPIKey(bearer) without a secrets key = %v; want it made", err)
+		}
+	})
+}
+
+// A secret that cannot be opened fails with internal_error, whose cause
+// tells the operator why (no secrets key, another one, a moved or altered
+// value) and never holds the secret.
+func TestHMACSecretFails(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		f := newFixture(t, db)
+		ctx := context.Background()
+		k, secret := f.newKey(t, checkout.ModeTest, checkout.KeyHMAC)
+		stored, err := db.APIKeyGet(ctx, k.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		other, _ := f.newKey(t, checkout.ModeTest, checkout.KeyHMAC)
+		moved := *stored
+		moved.SealedSecret = other.SealedSecret // another key's sealed secret on this row
+		altered := *stored
+		altered.SealedSecret = stored.SealedSecret[:len(stored.SealedSecret)-3] + "AAA"
+		anotherKey, _ := seal.NewKey([]byte("another secrets key of 32 bytes!"))
+		tests := []struct {
+			name string
+			svc  *service.Service
+			k    *checkout.APIKey
+			want string
+		}{
+			{"no secrets key", service.New(service.Config{Store: db}), stored, "no secrets key"},
+			{"another secrets key", service.New(service.Config{Store: db, SecretsKey: anotherKey}), stored, "sealed with another secrets key"},
+			{"moved from another key", f.svc, &moved, "moved from another row"},
+			{"altered", f.svc, &altered, "altered"},
+			{"a bearer key", f.svc, f.key, "not an HMAC key"},
+		}
+		for _, tt := range tests {
+			got, err := tt.svc.HMACSecret(tt.k)
+			if !checkout.IsCode(err, checkout.EInternal) || got != "" {
+				t.Errorf("%s: HMACSecret = %q, %v; want internal_error", tt.name, got, err)
+				continue
+			}
+			if msg := err.Error(); !strings.Contains(msg, tt.want) || !strings.Contains(msg, tt.k.ID) || strings.Contains(msg, secret) {
+				t.Errorf("%s: error = %q; want it to say %q and the key's id, without the secret", tt.name, msg, tt.want)
+			}
+			if checkout.ErrorMessage(err) != "An internal error occurred." {
+				t.Errorf("%s: message = %q; want the generic one: the cause is for the log", tt.name, checkout.ErrorMessage(err))
+			}
+		}
+		_, err = tests[1].svc.HMACSecret(stored)
+		if !errors.Is(err, seal.ErrOtherKey) || !strings.Contains(err.Error(), anotherKey.ID()) || !strings.Contains(err.Error(), testSecretsKey.ID()) {
+			t.Errorf("HMACSecret with another secrets key = %v; want seal.ErrOtherKey naming both keys' ids", err)
+		}
+	})
+}
+
+// The purge deletes the signature nonces whose window has passed, and only
+// those: a nonce still in its window is still refused.
+func TestPurgeSignatureNonces(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		f := newFixture(t, db)
+		ctx := context.Background()
+		now := f.clock.Now()
+		for _, u := range []struct {
+			nonce   string
+			expires time.Time
+		}{{"gone", now.Add(-time.Millisecond)}, {"kept", now}} {
+			if fresh, err := db.SignatureNonceUse(ctx, "key_a", u.nonce, now.Add(-time.Minute), u.expires); err != nil || !fresh {
+				t.Fatalf("SignatureNonceUse(%s) = %v, %v", u.nonce, fresh, err)
+			}
+		}
+		if res, err := f.svc.Purge(ctx); err != nil || res != (service.PurgeResult{SignatureNonces: 1}) {
+			t.Errorf("Purge = %+v, %v; want one nonce", res, err)
+		}
+		if fresh, err := db.SignatureNonceUse(ctx, "key_a", "kept", now.Add(-time.Millisecond), now); err != nil || fresh {
+			t.Errorf("the nonce in its window after the purge = fresh %v, %v; want kept", fresh, err)
+		}
+	})
+}
+
+// A signed request that the server cannot check for want of the right
+// secrets key is internal_error, its cause (for the log) saying so, and no
+// nonce is spent.
+func TestAuthenticateSignedWithoutTheSecretsKey(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		f := newFixture(t, db)
+		k, secret := f.newKey(t, checkout.ModeTest, checkout.KeyHMAC)
+		u, _ := url.Parse("/v1/stores/" + f.m.ID + "/checkouts/cs_x")
+		r := httpsig.Request{Method: "GET", BaseURL: "https://api.example", URL: u, Header: http.Header{}}
+		in, sig, err := httpsig.Sign(r, k.ID, secret, "nonce-1", f.clock.Now())
+		if err != nil {
+			t.Fatal(err)
+		}
+		r.Header.Set("Signature-Input", in)
+		r.Header.Set("Signature", sig)
+		anotherKey, _ := seal.NewKey([]byte("another secrets key of 32 bytes!"))
+		for name, key := range map[string]*seal.Key{"no secrets key": nil, "another secrets key": anotherKey} {
+			svc := service.New(service.Config{Store: db, Now: f.clock.Now, BaseURL: "https://api.example", SecretsKey: key})
+			got, err := svc.AuthenticateSigned(context.Background(), r)
+			if !checkout.IsCode(err, checkout.EInternal) || got != nil || !strings.Contains(err.Error(), "secrets key") {
+				t.Errorf("%s: AuthenticateSigned = %v, %v; want internal_error about the secrets key", name, got, err)
+			}
+		}
+		svc := service.New(service.Config{Store: db, Now: f.clock.Now, BaseURL: "https://api.example", SecretsKey: testSecretsKey})
+		if got, err := svc.AuthenticateSigned(context.Background(), r); err != nil || got.ID != k.ID {
+			t.Errorf("AuthenticateSigned with the secrets key = %v, %v; want the key (no nonce spent before)", got, err)
+		}
+	})
+}
