@@ -69,13 +69,6 @@ func (d *Dashboard) renderKeys(w http.ResponseWriter, r *http.Request, s *scope,
 func (d *Dashboard) HandleCreateKey() http.Handler {
 	return d.storeAction(func(w http.ResponseWriter, r *http.Request, s *scope) {
 		f := keyForm{Name: r.PostFormValue("name"), Type: r.PostFormValue("type"), Permissions: r.PostForm["permissions"]}
-		if f.Type != string(checkout.KeyBearer) {
-			// HMAC keys arrive with request signing; until then the API
-			// would refuse every request made with one.
-			f.Errors = map[string]string{"type": "Only bearer keys can be created for now."}
-			d.renderKeys(w, r, s, http.StatusBadRequest, f, "")
-			return
-		}
 		perms := make([]checkout.Permission, len(f.Permissions))
 		for i, p := range f.Permissions {
 			perms[i] = checkout.Permission(p)

@@ -1,6 +1,7 @@
 package dashboard_test
 
 import (
+	"bytes"
 	"context"
 	"io"
 	"net/http"
@@ -11,6 +12,9 @@ import (
 	"time"
 
 	"github.com/checkoutd/checkoutd/checkout"
+	"github.com/checkoutd/checkoutd/internal/app"
+	"github.com/checkoutd/checkoutd/internal/httpsig"
+	"github.com/checkoutd/checkoutd/internal/seal"
 	"github.com/checkoutd/checkoutd/internal/store"
 	"github.com/checkoutd/checkoutd/internal/store/storetest"
 )
@@ -87,8 +91,9 @@ func TestAPIKeys(t *testing.T) {
 			t.Errorf("a long name = %d: %s", p.status, p.body)
 		}
 		p = e.formPost(keys, keys, url.Values{"name": {"x"}, "type": {"hmac"}, "permissions": {"checkouts:read"}}, ann)
-		if p.status != http.StatusBadRequest || !strings.Contains(p.body, "Only bearer keys") {
-			t.Errorf("an HMAC key = %d: %s", p.status, p.body)
+		if p.status != http.StatusBadRequest || !strings.Contains(p.body, "HMAC keys need the server&#39;s secrets key") ||
+			!strings.Contains(p.body, `value="hmac" checked`) {
+			t.Errorf("an HMAC key without a secrets key = %d: %s", p.status, p.body)
 		}
 		if ks, _ := db.APIKeyList(context.Background(), m.ID); len(ks) != 0 {
 			t.Fatalf("refused forms made keys: %v", ks)
@@ -159,6 +164,55 @@ func TestAPIKeysOfOthers(t *testing.T) {
 		}
 		if p := e.get("/dashboard/stores/"+annStore.ID+"/test/developers/keys", bob); p.status != http.StatusNotFound {
 			t.Errorf("Ann's keys page for Bob = %d; want 404", p.status)
+		}
+	})
+}
+
+var hmacSecretRE = regexp.MustCompile(`<code id="key-secret">(ck_test_hk_[0-9A-Za-z]{86})</code>`)
+
+// With the operator's secrets key, the form makes HMAC keys: the secret is
+// shown once, and requests signed with it get in.
+func TestAPIKeysHMAC(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		key, err := seal.NewKey(bytes.Repeat([]byte{7}, 32))
+		if err != nil {
+			t.Fatal(err)
+		}
+		e := newEnvWith(t, db, "http://dash.example.test", func(c *app.Config) { c.SecretsKey = key })
+		m, ann := e.signedInStore("ann@example.com")
+		keys := "/dashboard/stores/" + m.ID + "/test/developers/keys"
+		p := e.formPost(keys, keys, url.Values{"name": {"Signer"}, "type": {"hmac"}, "permissions": {"checkouts:write"}}, ann)
+		sm := hmacSecretRE.FindStringSubmatch(p.body)
+		if p.status != http.StatusCreated || sm == nil || !strings.Contains(p.body, "Signed requests") || strings.Contains(p.body, "Bearer $CHECKOUTD_SECRET") {
+			t.Fatalf("create an HMAC key = %d: %s", p.status, p.body)
+		}
+		ks, _ := db.APIKeyList(context.Background(), m.ID)
+		if len(ks) != 1 || ks[0].Type != checkout.KeyHMAC {
+			t.Fatalf("keys = %+v", ks)
+		}
+		body := `{"items":[{"name":"Sword","amount":1500,"quantity":1}]}`
+		path := "/v1/stores/" + m.ID + "/checkouts"
+		u, _ := url.Parse(path)
+		hdr := http.Header{"Content-Type": {"application/json"}, "Content-Digest": {httpsig.ContentDigest([]byte(body))}}
+		in, sig, err := httpsig.Sign(httpsig.Request{Method: "POST", BaseURL: "http://dash.example.test", URL: u, Header: hdr, Body: []byte(body)},
+			ks[0].ID, sm[1], "dashboard-nonce", e.clock.Now())
+		if err != nil {
+			t.Fatal(err)
+		}
+		req, _ := http.NewRequest("POST", e.srv.URL+path, strings.NewReader(body))
+		req.Header = hdr
+		req.Header.Set("Signature-Input", in)
+		req.Header.Set("Signature", sig)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusCreated {
+			t.Errorf("a request signed with the new key = %d; want 201", resp.StatusCode)
+		}
+		if list := e.get(keys, ann); !strings.Contains(list.body, "ck_test_hk_…"+sm[1][len(sm[1])-4:]) || strings.Contains(list.body, sm[1]) {
+			t.Errorf("the list's HMAC key: %s", list.body)
 		}
 	})
 }
