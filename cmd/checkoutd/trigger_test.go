@@ -1,0 +1,108 @@
+package main
+
+import (
+	"context"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/checkoutd/checkoutd/checkout"
+	"github.com/checkoutd/checkoutd/internal/app"
+	"github.com/checkoutd/checkoutd/internal/logtest"
+	"github.com/checkoutd/checkoutd/internal/pay"
+	"github.com/checkoutd/checkoutd/internal/store"
+	"github.com/checkoutd/checkoutd/internal/store/storetest"
+)
+
+// trigger against a running service: the events happen through the API
+// and the payment page, as a merchant's server and a buyer cause them.
+func TestTrigger(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		srv := httptest.NewUnstartedServer(nil)
+		base := "http://" + srv.Listener.Addr().String()
+		a := app.New(app.Config{Store: db, Logger: logtest.Logger(t), BaseURL: base, CheckoutBaseURL: base,
+			Processors: pay.Registry{Test: pay.Simulators()}})
+		t.Cleanup(a.Close)
+		srv.Config.Handler = a.Handler
+		srv.Start()
+		t.Cleanup(srv.Close)
+		ctx := context.Background()
+		m, err := a.Service.CreateMerchant(ctx, checkout.MerchantParams{Name: "Acme", Currency: "USD"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		key := func(mode checkout.Mode) string {
+			_, secret, err := a.Service.CreateAPIKey(ctx, checkout.APIKeyParams{MerchantID: m.ID, Mode: mode, Type: checkout.KeyBearer,
+				Permissions: []checkout.Permission{checkout.PermCheckoutsWrite}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return secret
+		}
+		env := vars{"CHECKOUTD_SECRET": key(checkout.ModeTest)}
+		events := func(typ, session string) int {
+			es, err := db.EventList(ctx, checkout.EventListParams{MerchantID: m.ID, Mode: checkout.ModeTest, Type: typ, Limit: 100})
+			if err != nil {
+				t.Fatal(err)
+			}
+			n := 0
+			for _, e := range es {
+				if strings.Contains(string(e.Object), session) {
+					n++
+				}
+			}
+			return n
+		}
+
+		for _, tt := range []struct {
+			typ, status string
+			paid        bool
+		}{
+			{checkout.EventCheckoutCreated, "open", false},
+			{checkout.EventCheckoutCompleted, "complete", true},
+			{checkout.EventPaymentSucceeded, "complete", true},
+			{checkout.EventPaymentFailed, "open", false},
+			{checkout.EventPaymentDisputed, "complete", true},
+		} {
+			var res triggerResult
+			out := mustCLI(t, env, "trigger", tt.typ, "--store", m.ID, "--base-url", base, "--json")
+			decodeOne(t, out, &res)
+			if res.Event != tt.typ || res.Status != tt.status || (res.PaymentID != "") != tt.paid {
+				t.Errorf("trigger %s = %+v; want the session %s, paid %v", tt.typ, res, tt.status, tt.paid)
+			}
+			want := tt.typ
+			if tt.typ == checkout.EventPaymentDisputed {
+				want = checkout.EventPaymentSucceeded // the dispute opens when the payments job runs
+			}
+			if n := events(want, res.SessionID); n != 1 {
+				t.Errorf("after trigger %s, %d %s events of session %s; want 1", tt.typ, n, want, res.SessionID)
+			}
+		}
+		out := mustCLI(t, env, "trigger", "checkout.completed", "--store", m.ID, "--base-url", base)
+		if !strings.Contains(out, "paid it on the payment page with the test card 4242424242424242: the session is complete") {
+			t.Errorf("trigger's text: %s", out)
+		}
+
+		// What it cannot cause, it says why; mistakes are usage errors.
+		for _, tt := range []struct {
+			args  []string
+			env   vars
+			usage bool
+			want  string
+		}{
+			{[]string{"checkout.expired", "--store", m.ID}, env, false, "expires one hour after"},
+			{[]string{"payment.refunded", "--store", m.ID}, env, false, "refunds"},
+			{[]string{"webhook.test", "--store", m.ID}, env, false, "send-test"},
+			{[]string{"checkout.paid", "--store", m.ID}, env, true, "unknown event type"},
+			{[]string{"checkout.created"}, env, true, "--store"},
+			{[]string{"checkout.created", "--store", m.ID}, vars{}, true, "CHECKOUTD_SECRET"},
+			{[]string{"checkout.created", "--store", m.ID}, vars{"CHECKOUTD_SECRET": key(checkout.ModeLive)}, true, "test mode only"},
+		} {
+			_, _, err := cli(t, tt.env, append([]string{"trigger"}, tt.args...)...)
+			_, isUsage := err.(usageError)
+			if err == nil || isUsage != tt.usage || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("trigger %q = %v; want a %s error saying %q", tt.args, err, map[bool]string{true: "usage", false: "plain"}[tt.usage], tt.want)
+			}
+		}
+	})
+}
