@@ -1,0 +1,281 @@
+package client
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/checkoutd/checkoutd/checkout"
+	"github.com/checkoutd/checkoutd/internal/store"
+	"github.com/checkoutd/checkoutd/internal/store/storetest"
+	"github.com/checkoutd/checkoutd/internal/webhook/webhooktest"
+)
+
+// hooks is a harness with one test-mode endpoint whose receiver runs
+// WebhookHandler.
+type hooks struct {
+	*harness
+	r  *webhooktest.Receiver
+	ep *checkout.Endpoint
+
+	mu   sync.Mutex
+	got  []*Event
+	fail bool // the handler's fn fails
+}
+
+func newHooks(t *testing.T, db *store.DB) *hooks {
+	h := &hooks{harness: newHarness(t, db)}
+	h.r = h.net.Receiver(t, "hooks.example.com")
+	ep, err := h.app.Service.CreateEndpoint(context.Background(), checkout.EndpointParams{
+		MerchantID: h.merchant.ID, Mode: checkout.ModeTest, URL: h.r.URL, Events: []string{checkout.AllEvents}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.ep = ep
+	h.handle(ep.Secret)
+	return h
+}
+
+// handle makes the receiver verify with secrets.
+func (h *hooks) handle(secrets ...string) {
+	h.r.SetHandler(WebhookHandler(secrets, func(e *Event) error {
+		h.mu.Lock()
+		defer h.mu.Unlock()
+		if h.fail {
+			return errors.New("the order database is down")
+		}
+		h.got = append(h.got, e)
+		return nil
+	}).ServeHTTP)
+}
+
+// deliver runs the dispatcher once and returns the last request the
+// receiver got and the status the attempt recorded.
+func (h *hooks) deliver() (webhooktest.Request, int) {
+	h.t.Helper()
+	ctx := context.Background()
+	if n, err := h.app.Dispatcher.RunOnce(ctx); err != nil || n != 1 {
+		h.t.Fatalf("RunOnce = %d, %v; want 1 attempt", n, err)
+	}
+	reqs := h.r.Requests()
+	ds, err := h.db.DeliveryList(ctx, checkout.DeliveryListParams{EndpointID: h.ep.ID})
+	if err != nil || len(ds) == 0 {
+		h.t.Fatalf("DeliveryList = %v, %v", ds, err)
+	}
+	as, err := h.db.AttemptList(ctx, ds[0].ID)
+	if err != nil || len(as) == 0 {
+		h.t.Fatalf("AttemptList = %v, %v", as, err)
+	}
+	return reqs[len(reqs)-1], as[len(as)-1].StatusCode
+}
+
+func (h *hooks) setFail(fail bool) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.fail = fail
+}
+
+func (h *hooks) events() []*Event {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return append([]*Event(nil), h.got...)
+}
+
+// Real deliveries of the dispatcher to a receiver built with
+// WebhookHandler: accepted, typed, and the answers the dispatcher records
+// are the handler's.
+func TestWebhookHandlerRealDeliveries(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		h := newHooks(t, db)
+		ctx := context.Background()
+		p := sword()
+		p.Title = `<Sword & "Shield">` // escaped by checkoutd's encoding: still verifies
+		p.Metadata = map[string]string{"order_id": "42"}
+		s, err := h.client(nil).Create(ctx, p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, status := h.deliver(); status != http.StatusOK {
+			t.Fatalf("checkout.created answered %d; want 200", status)
+		}
+		got := h.events()
+		if len(got) != 1 || got[0].Type != EventCheckoutCreated || got[0].Object != "event" || got[0].Livemode || got[0].APIVersion != "v1" ||
+			!strings.HasPrefix(got[0].ID, "evt_") || got[0].Created != s.CreatedAt || got[0].ObjectType() != "checkout_session" {
+			t.Fatalf("events = %+v", got)
+		}
+		gs, err := got[0].Session()
+		if err != nil || gs.ID != s.ID || gs.Title != p.Title || gs.TotalAmount != 1500 || gs.Metadata["order_id"] != "42" || gs.Status != StatusOpen {
+			t.Errorf("Session() = %+v, %v", gs, err)
+		}
+		if _, err := got[0].Payment(); err == nil {
+			t.Error("Payment() of a checkout event succeeded")
+		}
+
+		// Send test event: a webhook_test object.
+		if _, _, err := h.app.Service.SendTestEvent(ctx, h.ep.ID); err != nil {
+			t.Fatal(err)
+		}
+		if _, status := h.deliver(); status != http.StatusOK {
+			t.Fatalf("webhook.test answered %d", status)
+		}
+		got = h.events()
+		wt, err := got[len(got)-1].WebhookTest()
+		if got[len(got)-1].Type != EventWebhookTest || err != nil || wt.EndpointID != h.ep.ID || wt.Message == "" {
+			t.Errorf("webhook.test = %+v, %v", wt, err)
+		}
+
+		// The merchant's fn fails: 500, so that checkoutd tries again.
+		h.setFail(true)
+		h.client(nil).Create(ctx, sword())
+		if _, status := h.deliver(); status != http.StatusInternalServerError {
+			t.Errorf("a failing fn answered %d; want 500", status)
+		}
+		h.setFail(false)
+
+		// A wrong secret: 401.
+		h.handle("whsec_" + strings.Repeat("x", 32))
+		h.client(nil).Create(ctx, sword())
+		if req, status := h.deliver(); status != http.StatusUnauthorized {
+			t.Errorf("a wrong secret answered %d; want 401 (header %s)", status, req.Header.Get(SignatureHeader))
+		}
+
+		// Roll with overlap: two v1= values; the old secret and the new
+		// one each verify alone.
+		old := h.ep.Secret
+		ep, err := h.app.Service.RollEndpointSecretIn(ctx, checkout.Scope{MerchantID: h.merchant.ID, Mode: checkout.ModeTest}, h.ep.ID, time.Hour)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, secrets := range [][]string{{old}, {ep.Secret}, {"whsec_other", ep.Secret}} {
+			h.handle(secrets...)
+			before := len(h.events())
+			h.client(nil).Create(ctx, sword())
+			req, status := h.deliver()
+			if _, v1 := webhooktest.Signatures(req.Header.Get(SignatureHeader)); status != http.StatusOK || len(v1) != 2 || len(h.events()) != before+1 {
+				t.Errorf("roll with overlap, verified with %d secret(s): %d, v1 %q", len(secrets), status, v1)
+			}
+		}
+	})
+}
+
+// What a receiver gets wrong is told apart, on a real delivery.
+func TestVerifyWebhookRefusals(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		h := newHooks(t, db)
+		if _, err := h.client(nil).Create(context.Background(), sword()); err != nil {
+			t.Fatal(err)
+		}
+		req, _ := h.deliver()
+		body, header, secret := req.Body, req.Header.Get(SignatureHeader), h.ep.Secret
+		if e, err := VerifyWebhook(body, header, secret); err != nil || e.Type != EventCheckoutCreated {
+			t.Fatalf("VerifyWebhook(the delivery) = %v, %v", e, err)
+		}
+
+		var m map[string]any
+		json.Unmarshal(body, &m)
+		sorted, _ := json.Marshal(m)
+		indented, _ := json.MarshalIndent(json.RawMessage(body), "", "  ")
+		var withNewline bytes.Buffer
+		json.NewEncoder(&withNewline).Encode(json.RawMessage(body))
+		unescaped := bytes.ReplaceAll(body, []byte(`\u0026`), []byte(`&`))
+		if bytes.Equal(unescaped, body) {
+			unescaped = append([]byte(" "), body...)
+		}
+		tampered := bytes.Replace(body, []byte(`"amount":1500`), []byte(`"amount":15`), 1)
+		if bytes.Equal(tampered, body) {
+			t.Fatalf("no amount to tamper with in %s", body)
+		}
+		ts, v1 := webhooktest.Signatures(header)
+		now := time.Now()
+		for _, tt := range []struct {
+			name    string
+			body    []byte
+			header  string
+			secrets []string
+			now     time.Time
+			want    []error
+			notWant error
+			says    string
+		}{
+			{"tampered", tampered, header, []string{secret}, now, []error{ErrNoMatchingSignature}, ErrReserialized, "wrong secret"},
+			{"wrong secret", body, header, []string{"whsec_" + strings.Repeat("0", 32)}, now, []error{ErrNoMatchingSignature}, ErrReserialized, ""},
+			{"secret without whsec_", body, header, []string{strings.TrimPrefix(secret, "whsec_")}, now, []error{ErrNoMatchingSignature}, nil, "prefix included"},
+			{"keys sorted (a map encoded again)", sorted, header, []string{secret}, now, []error{ErrNoMatchingSignature, ErrReserialized}, nil, "it looks re-serialized"},
+			{"indented", indented, header, []string{secret}, now, []error{ErrReserialized}, nil, "raw bytes"},
+			{"encoder's newline", withNewline.Bytes(), header, []string{secret}, now, []error{ErrReserialized}, nil, ""},
+			{"escaping changed", unescaped, header, []string{secret}, now, []error{ErrReserialized}, nil, ""},
+			{"empty body", nil, header, []string{secret}, now, []error{ErrNoMatchingSignature}, ErrReserialized, "empty"},
+			{"stale", body, header, []string{secret}, now.Add(6 * time.Minute), []error{ErrStaleTimestamp}, ErrNoMatchingSignature, ""},
+			{"from the future", body, header, []string{secret}, now.Add(-6 * time.Minute), []error{ErrStaleTimestamp}, nil, ""},
+			{"no header", body, "", []string{secret}, now, []error{ErrMalformedHeader}, nil, "missing"},
+			{"no t", body, "v1=" + v1[0], []string{secret}, now, []error{ErrMalformedHeader}, nil, ""},
+			{"t not a number", body, "t=soon,v1=" + v1[0], []string{secret}, now, []error{ErrMalformedHeader}, nil, ""},
+			{"two t", body, "t=" + ts + ",t=" + ts + ",v1=" + v1[0], []string{secret}, now, []error{ErrMalformedHeader}, nil, ""},
+			{"no v1", body, "t=" + ts + ",v0=" + v1[0], []string{secret}, now, []error{ErrMalformedHeader}, nil, ""},
+			{"v1 not hex", body, "t=" + ts + ",v1=xyz", []string{secret}, now, []error{ErrMalformedHeader}, nil, ""},
+			{"t changed", body, "t=" + ts + "1,v1=" + v1[0], []string{secret}, now, []error{ErrNoMatchingSignature}, nil, ""},
+		} {
+			v := &Verifier{Secrets: tt.secrets, Now: func() time.Time { return tt.now }}
+			e, err := v.Verify(tt.body, tt.header)
+			for _, want := range tt.want {
+				if e != nil || !errors.Is(err, want) {
+					t.Errorf("%s: Verify = %v, %v; want %v", tt.name, e, err, want)
+				}
+			}
+			if tt.notWant != nil && errors.Is(err, tt.notWant) {
+				t.Errorf("%s: Verify = %v; want not %v", tt.name, err, tt.notWant)
+			}
+			if err != nil && !strings.Contains(err.Error(), tt.says) {
+				t.Errorf("%s: Verify = %q; want it to say %q", tt.name, err, tt.says)
+			}
+		}
+		// Within the tolerance either way, and with a tolerance of one's own.
+		for _, d := range []time.Duration{4 * time.Minute, -4 * time.Minute} {
+			if _, err := (&Verifier{Secrets: []string{secret}, Now: func() time.Time { return now.Add(d) }}).Verify(body, header); err != nil {
+				t.Errorf("%v from the signature: %v", d, err)
+			}
+		}
+		if _, err := (&Verifier{Secrets: []string{secret}, Tolerance: time.Minute, Now: func() time.Time { return now.Add(2 * time.Minute) }}).Verify(body, header); !errors.Is(err, ErrStaleTimestamp) {
+			t.Errorf("Tolerance 1m, 2m late: %v", err)
+		}
+	})
+}
+
+// The handler's answers to what is not a good delivery.
+func TestWebhookHandlerAnswers(t *testing.T) {
+	const secret = "whsec_test"
+	body := []byte(`{"id":"evt_1","object":"event","type":"webhook.test","livemode":false,"created":1,"api_version":"v1","data":{"object":{"object":"webhook_test"}}}`)
+	good := WebhookSignature(secret, time.Now(), body)
+	called := 0
+	hd := WebhookHandler([]string{secret}, func(*Event) error { called++; return nil })
+	for _, tt := range []struct {
+		name, method, header string
+		body                 []byte
+		want                 int
+	}{
+		{"good", "POST", good, body, 200},
+		{"GET", "GET", good, nil, 405},
+		{"too large", "POST", good, bytes.Repeat([]byte("x"), MaxWebhookBody+1), 413},
+		{"malformed header", "POST", "nope", body, 400},
+		{"stale", "POST", WebhookSignature(secret, time.Now().Add(-time.Hour), body), body, 401},
+		{"bad signature", "POST", WebhookSignature("whsec_other", time.Now(), body), body, 401},
+	} {
+		req := httptest.NewRequest(tt.method, "/hook", bytes.NewReader(tt.body))
+		req.Header.Set(SignatureHeader, tt.header)
+		w := httptest.NewRecorder()
+		hd.ServeHTTP(w, req)
+		if w.Code != tt.want {
+			t.Errorf("%s: %d %s; want %d", tt.name, w.Code, w.Body, tt.want)
+		}
+	}
+	if called != 1 {
+		t.Errorf("fn called %d times; want 1", called)
+	}
+}
