@@ -279,3 +279,16 @@ func TestWebhookHandlerAnswers(t *testing.T) {
 		t.Errorf("fn called %d times; want 1", called)
 	}
 }
+
+// WebhookSignature is the worked example of docs/webhooks.md.
+func TestWebhookSignatureDocsExample(t *testing.T) {
+	body := []byte(`{"id":"evt_1"}`)
+	const want = "t=1700000000,v1=c89214b5b5da833daed6f0b8c5bb6bd58cea9022bd80ccc78230f3942d632925"
+	if got := WebhookSignature("whsec_test", time.Unix(1700000000, 0), body); got != want {
+		t.Errorf("WebhookSignature = %s; want %s", got, want)
+	}
+	v := &Verifier{Secrets: []string{"whsec_test"}, Now: func() time.Time { return time.Unix(1700000100, 0) }}
+	if _, err := v.Verify(body, want); err != nil {
+		t.Errorf("Verify(the docs' example) = %v", err)
+	}
+}
