@@ -149,7 +149,7 @@ func (c *Client) do(ctx context.Context, method, path string, body []byte, idemK
 			return nil
 		}
 		wait, retry := c.retryAfter(ctx, err, attempt)
-		if !retry || attempt >= c.maxAttempts || c.now().Add(wait).Sub(start) > c.maxRetryTime {
+		if !retry || attempt >= c.maxAttempts || c.now().Add(wait).Sub(start) > c.maxRetryTime || pastDeadline(ctx, wait) {
 			if attempt > 1 {
 				return fmt.Errorf("after %d attempts: %w", attempt, err)
 			}
@@ -186,6 +186,14 @@ func backoff(attempt int) time.Duration {
 	d := backoffBase << min(attempt-1, 10)
 	d = min(d, backoffMax)
 	return d/2 + rand.N(d/2+1)
+}
+
+// pastDeadline reports whether ctx ends before a wait of d would: the
+// retry could not be made, so the caller gets the error now rather than
+// the context's later.
+func pastDeadline(ctx context.Context, d time.Duration) bool {
+	deadline, ok := ctx.Deadline()
+	return ok && time.Until(deadline) < d
 }
 
 func retryableStatus(code int) bool {

@@ -263,3 +263,18 @@ func TestTimeoutPerAttempt(t *testing.T) {
 		t.Errorf("Get = %v after %d attempts; want the second attempt's 400", err, len(p.reqs))
 	}
 }
+
+// A retry that would start after the context's deadline is not waited
+// for: the error comes at once.
+func TestRetryNotPastDeadline(t *testing.T) {
+	p := &proxy{fault: func(int, *http.Request) (*http.Response, error) { return unavailable(503, "10"), nil }}
+	c := New("http://api.example.test", "s", WithHTTPClient(&http.Client{Transport: p}))
+	c.sleep = func(context.Context, time.Duration) error { t.Error("waited past the deadline"); return nil }
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	_, err := c.Get(ctx, "cs_x")
+	var e *Error
+	if !errors.As(err, &e) || e.StatusCode != 503 || len(p.reqs) != 1 {
+		t.Errorf("Get = %v after %d attempts; want the 503 at once", err, len(p.reqs))
+	}
+}
