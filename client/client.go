@@ -39,6 +39,8 @@ type Client struct {
 	baseURL      string
 	storeID      string
 	bearer       string
+	hmacKeyID    string
+	hmacSecret   string
 	http         *http.Client
 	timeout      time.Duration
 	maxAttempts  int
@@ -228,11 +230,16 @@ func (c *Client) attempt(ctx context.Context, method, path string, body []byte, 
 	}
 	req.Header.Set("Accept", "application/json")
 	req.Header.Set("User-Agent", c.userAgent)
-	if c.bearer != "" {
-		req.Header.Set("Authorization", "Bearer "+c.bearer)
-	}
 	if idemKey != "" {
 		req.Header.Set("Idempotency-Key", idemKey)
+	}
+	switch {
+	case c.hmacSecret != "":
+		if err := c.sign(req, body); err != nil {
+			return err
+		}
+	case c.bearer != "":
+		req.Header.Set("Authorization", "Bearer "+c.bearer)
 	}
 	op := method + " " + path
 	resp, err := c.http.Do(req)

@@ -12,6 +12,13 @@
 // Fulfil an order only when a session retrieved with Get reads
 // StatusComplete: the buyer's return URL alone proves nothing.
 //
+// # Authentication
+//
+// WithBearer sends an API key's secret with every request. WithHMAC signs
+// every request with an HMAC key instead (HTTP Message Signatures, RFC
+// 9421, hmac-sha256, with Content-Digest), so that the secret never leaves
+// the merchant's server.
+//
 // # Retries
 //
 // Create and Get retry, with jittered exponential backoff, on 429 (waiting
