@@ -153,7 +153,7 @@ func (c *Client) do(ctx context.Context, method, path string, body []byte, idemK
 		wait, retry := c.retryAfter(ctx, err, attempt)
 		if !retry || attempt >= c.maxAttempts || c.now().Add(wait).Sub(start) > c.maxRetryTime || pastDeadline(ctx, wait) {
 			if attempt > 1 {
-				return fmt.Errorf("after %d attempts: %w", attempt, err)
+				return fmt.Errorf("%w (after %d attempts)", err, attempt)
 			}
 			return err
 		}

@@ -7,6 +7,7 @@ import (
 	"log"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"strings"
 	"time"
 
@@ -123,4 +124,23 @@ func ExampleWebhookHandler() {
 	// Output:
 	// fulfil order 42
 	// 200
+}
+
+// A client with its options: the secret from the environment, a shorter
+// timeout per attempt, fewer retries.
+func ExampleNew() {
+	c := client.New("https://api.example.com", "7d1f6c8e-1c9a-4c55-9f9e-2b7a1c3d4e5f",
+		client.WithBearer(os.Getenv("CHECKOUTD_SECRET_KEY")),
+		client.WithTimeout(10*time.Second),
+		client.WithMaxAttempts(3),
+		client.WithMaxRetryTime(20*time.Second),
+	)
+	_ = c
+}
+
+// Sign requests with an HMAC key, whose secret never leaves the server.
+func ExampleWithHMAC() {
+	c := client.New("https://api.example.com", "7d1f6c8e-1c9a-4c55-9f9e-2b7a1c3d4e5f",
+		client.WithHMAC(os.Getenv("CHECKOUTD_KEY_ID"), os.Getenv("CHECKOUTD_HMAC_SECRET")))
+	_ = c
 }

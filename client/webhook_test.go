@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/checkoutd/checkoutd/checkout"
+	"github.com/checkoutd/checkoutd/internal/app"
 	"github.com/checkoutd/checkoutd/internal/store"
 	"github.com/checkoutd/checkoutd/internal/store/storetest"
 	"github.com/checkoutd/checkoutd/internal/webhook/webhooktest"
@@ -30,8 +31,8 @@ type hooks struct {
 	fail bool // the handler's fn fails
 }
 
-func newHooks(t *testing.T, db *store.DB) *hooks {
-	h := &hooks{harness: newHarness(t, db)}
+func newHooks(t *testing.T, db *store.DB, opts ...func(*app.Config)) *hooks {
+	h := &hooks{harness: newHarness(t, db, opts...)}
 	h.r = h.net.Receiver(t, "hooks.example.com")
 	ep, err := h.app.Service.CreateEndpoint(context.Background(), checkout.EndpointParams{
 		MerchantID: h.merchant.ID, Mode: checkout.ModeTest, URL: h.r.URL, Events: []string{checkout.AllEvents}})
@@ -291,4 +292,25 @@ func TestWebhookSignatureDocsExample(t *testing.T) {
 	if _, err := v.Verify(body, want); err != nil {
 		t.Errorf("Verify(the docs' example) = %v", err)
 	}
+}
+
+// A delivery signed by a checkoutd whose clock is 6 minutes behind the
+// receiver's: the handler refuses it as stale (401), and the event is not
+// handled.
+func TestWebhookHandlerRefusesStaleDelivery(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		behind := func() time.Time { return time.Now().Add(-6 * time.Minute) }
+		h := newHooks(t, db, func(c *app.Config) { c.Now = behind })
+		if _, err := h.client(nil).Create(context.Background(), sword()); err != nil {
+			t.Fatal(err)
+		}
+		req, status := h.deliver()
+		if status != http.StatusUnauthorized || len(h.events()) != 0 {
+			t.Errorf("a stale delivery answered %d with %d events handled; want 401 and none", status, len(h.events()))
+		}
+		_, err := VerifyWebhook(req.Body, req.Header.Get(SignatureHeader), h.ep.Secret)
+		if !errors.Is(err, ErrStaleTimestamp) {
+			t.Errorf("VerifyWebhook(stale delivery) = %v; want ErrStaleTimestamp", err)
+		}
+	})
 }
