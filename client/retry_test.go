@@ -278,3 +278,37 @@ func TestRetryNotPastDeadline(t *testing.T) {
 		t.Errorf("Get = %v after %d attempts; want the 503 at once", err, len(p.reqs))
 	}
 }
+
+// Concurrent creates with one Idempotency-Key (a retry that overtakes an
+// attempt still in flight, or two processes creating for one order) get one
+// session.
+func TestConcurrentCreatesOneKey(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		h := newHarness(t, db)
+		c := h.client(nil)
+		p := sword()
+		p.IdempotencyKey = "order-7"
+		ids := make([]string, 4)
+		var wg sync.WaitGroup
+		for i := range ids {
+			wg.Go(func() {
+				s, err := c.Create(context.Background(), p)
+				if err != nil {
+					t.Errorf("Create = %v", err)
+					return
+				}
+				ids[i] = s.ID
+			})
+		}
+		wg.Wait()
+		for _, id := range ids {
+			if id != ids[0] {
+				t.Errorf("sessions %q; want one", ids)
+				break
+			}
+		}
+		if n := h.created(); n != 1 {
+			t.Errorf("%d sessions created; want 1", n)
+		}
+	})
+}

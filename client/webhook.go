@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -44,6 +45,10 @@ var (
 	// than the tolerance away from now: a replay of an old delivery, or a
 	// clock far off.
 	ErrStaleTimestamp = errors.New("checkoutd webhook: signature timestamp outside the tolerance")
+	// ErrNoSecret: no secret was given, or an empty one (an unset
+	// environment variable, say), with which anyone could sign. It is the
+	// receiver's configuration that is wrong, not the delivery.
+	ErrNoSecret = errors.New("checkoutd webhook: no signing secret given (an empty one is refused)")
 )
 
 // Verifier checks webhook deliveries.
@@ -70,8 +75,8 @@ func VerifyWebhook(body []byte, header string, secrets ...string) (*Event, error
 // again) against header, the Service-Webhook-Signature header, and decodes
 // the event. The error is one of the Err... values, wrapped.
 func (v *Verifier) Verify(body []byte, header string) (*Event, error) {
-	if len(v.Secrets) == 0 {
-		return nil, errors.New("checkoutd webhook: no signing secret given")
+	if len(v.Secrets) == 0 || slices.Contains(v.Secrets, "") {
+		return nil, ErrNoSecret
 	}
 	ts, sigs, err := parseSignatureHeader(header)
 	if err != nil {
@@ -224,8 +229,9 @@ func WebhookHandler(secrets []string, fn func(*Event) error) http.Handler {
 
 // Handler returns a handler that reads a delivery's body as received (at
 // most MaxWebhookBody bytes), verifies it and passes the event to fn. It
-// answers 200 when fn returns nil; 500 when fn fails, so checkoutd tries
-// again later (on its schedule: a minute, then longer); 400 for a malformed
+// answers 200 when fn returns nil; 500 when fn fails or no secret is
+// configured, so checkoutd tries again later (on its schedule: a minute,
+// then longer); 400 for a malformed
 // signature header, 401 for a signature that does not match or is stale,
 // 405 for another method than POST and 413 for a body too large, none of
 // which a retry would change. fn should skip an event id it already
@@ -250,8 +256,13 @@ func (v *Verifier) Handler(fn func(*Event) error) http.Handler {
 		e, err := v.Verify(body, r.Header.Get(SignatureHeader))
 		if err != nil {
 			status := http.StatusUnauthorized
-			if errors.Is(err, ErrMalformedHeader) {
+			switch {
+			case errors.Is(err, ErrMalformedHeader):
 				status = http.StatusBadRequest
+			case errors.Is(err, ErrNoSecret):
+				// The receiver is misconfigured: 500, so that the delivery
+				// is tried again once it is fixed.
+				status = http.StatusInternalServerError
 			}
 			http.Error(w, err.Error(), status)
 			return

@@ -314,3 +314,23 @@ func TestWebhookHandlerRefusesStaleDelivery(t *testing.T) {
 		}
 	})
 }
+
+// An empty secret would let anyone sign: it is refused, whatever the
+// header, and the handler answers 500 (the receiver's configuration is
+// wrong, and checkoutd should try again once it is fixed).
+func TestVerifyWebhookRefusesEmptySecret(t *testing.T) {
+	body := []byte(`{"id":"evt_1","object":"event","type":"webhook.test"}`)
+	forged := WebhookSignature("", time.Now(), body)
+	for _, secrets := range [][]string{nil, {""}, {"whsec_test", ""}} {
+		if _, err := VerifyWebhook(body, forged, secrets...); !errors.Is(err, ErrNoSecret) {
+			t.Errorf("VerifyWebhook with secrets %q = %v; want ErrNoSecret", secrets, err)
+		}
+	}
+	req := httptest.NewRequest("POST", "/hook", bytes.NewReader(body))
+	req.Header.Set(SignatureHeader, forged)
+	w := httptest.NewRecorder()
+	WebhookHandler([]string{""}, func(*Event) error { t.Error("fn called"); return nil }).ServeHTTP(w, req)
+	if w.Code != http.StatusInternalServerError {
+		t.Errorf("handler with an empty secret = %d; want 500", w.Code)
+	}
+}
