@@ -47,7 +47,8 @@
 // with the whole signing secret, compared in constant time, t within 5
 // minutes, any of several v1= values (a secret rolled with overlap signs
 // with both). Each failure is a distinct error (ErrMalformedHeader,
-// ErrStaleTimestamp, ErrNoMatchingSignature, ErrReserialized) for errors.Is.
+// ErrStaleTimestamp, ErrNoMatchingSignature, ErrReserialized, ErrNoSecret)
+// for errors.Is.
 // WebhookHandler wraps it into an http.Handler that reads the body as
 // received.
 //

@@ -32,6 +32,7 @@ type ErrorDetail struct {
 	Message string `json:"message"`
 }
 
+// Error reads "checkoutd: <status> <code>: <message> (<param>) [<request id>]".
 func (e *Error) Error() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "checkoutd: %d", e.StatusCode)
