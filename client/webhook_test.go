@@ -14,6 +14,7 @@ import (
 
 	"github.com/checkoutd/checkoutd/checkout"
 	"github.com/checkoutd/checkoutd/internal/app"
+	"github.com/checkoutd/checkoutd/internal/pay"
 	"github.com/checkoutd/checkoutd/internal/store"
 	"github.com/checkoutd/checkoutd/internal/store/storetest"
 	"github.com/checkoutd/checkoutd/internal/webhook/webhooktest"
@@ -333,4 +334,77 @@ func TestVerifyWebhookRefusesEmptySecret(t *testing.T) {
 	if w.Code != http.StatusInternalServerError {
 		t.Errorf("handler with an empty secret = %d; want 500", w.Code)
 	}
+}
+
+// strict decodes raw into v, refusing fields v has no place for: the typed
+// structs must cover every field checkoutd sends.
+func strict(t *testing.T, raw []byte, v any) {
+	t.Helper()
+	d := json.NewDecoder(bytes.NewReader(raw))
+	d.DisallowUnknownFields()
+	if err := d.Decode(v); err != nil {
+		t.Errorf("decode %T strictly: %v in %s", v, err, raw)
+	}
+}
+
+// A buyer is declined, then pays: payment.failed, payment.succeeded and
+// checkout.completed arrive through WebhookHandler, typed, every field of
+// checkoutd's objects in the client's structs; Get reads the session
+// complete.
+func TestWebhookPaymentEvents(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		h := newHooks(t, db)
+		ctx := context.Background()
+		c := h.client(nil)
+		s, err := c.Create(ctx, CreateParams{Items: []ItemParams{{Name: "Sword", Amount: 1500}}, Customer: &CustomerParams{Email: "jo@example.com"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, number := range []string{"4000000000000002", "4242424242424242"} {
+			if _, err := h.app.Service.PayByCard(ctx, s.ID, pay.CardForm{Number: number, Expiry: "12/30", CVC: "123", Name: "Jo Buyer"}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for {
+			n, err := h.app.Dispatcher.RunOnce(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if n == 0 {
+				break
+			}
+		}
+		byType := map[string]*Event{}
+		for _, e := range h.events() {
+			byType[e.Type] = e
+		}
+		for _, r := range h.r.Requests() {
+			var e Event
+			strict(t, r.Body, &e)
+			switch e.ObjectType() {
+			case "checkout_session":
+				strict(t, e.Data.Object, &Session{})
+			case "payment":
+				strict(t, e.Data.Object, &Payment{})
+			}
+		}
+		failed, err := byType[EventPaymentFailed].Payment()
+		if err != nil || failed.Status != "failed" || deref(failed.FailureCode) != "card_declined" || deref(failed.CardLast4) != "0002" ||
+			failed.CheckoutID != s.ID || failed.Method != "card" || failed.Amount != 1500 {
+			t.Errorf("payment.failed = %+v, %v", failed, err)
+		}
+		paid, err := byType[EventPaymentSucceeded].Payment()
+		if err != nil || paid.Status != "succeeded" || !strings.HasPrefix(paid.ID, "pay_") || paid.Fee <= 0 || paid.Net != paid.Amount-paid.Fee-paid.AmountRefunded ||
+			deref(paid.CardLast4) != "4242" || paid.Currency != "USD" || paid.CreatedAt == 0 {
+			t.Errorf("payment.succeeded = %+v, %v", paid, err)
+		}
+		done, err := byType[EventCheckoutCompleted].Session()
+		if err != nil || done.Status != StatusComplete || deref(done.PaymentID) != paid.ID || done.CompletedAt == nil {
+			t.Errorf("checkout.completed = %+v, %v", done, err)
+		}
+		g, err := c.Get(ctx, s.ID)
+		if err != nil || g.Status != StatusComplete || deref(g.PaymentID) != paid.ID || deref(g.CompletedAt) != deref(done.CompletedAt) {
+			t.Errorf("Get after payment = %+v, %v", g, err)
+		}
+	})
 }
