@@ -271,9 +271,7 @@ func (c *Client) attempt(ctx context.Context, method, path string, body []byte, 
 // is one, from the status and the start of the body otherwise.
 func decodeError(resp *http.Response, raw []byte) *Error {
 	e := &Error{StatusCode: resp.StatusCode, RequestID: resp.Header.Get("Request-Id")}
-	if s, err := strconv.Atoi(resp.Header.Get("Retry-After")); err == nil && s > 0 {
-		e.RetryAfter = s
-	}
+	e.RetryAfter = retryAfterSeconds(resp.Header.Get("Retry-After"), time.Now())
 	var env struct {
 		Error *struct {
 			Code      string        `json:"code"`
@@ -295,6 +293,21 @@ func decodeError(resp *http.Response, raw []byte) *Error {
 		e.RequestID = env.Error.RequestID
 	}
 	return e
+}
+
+// retryAfterSeconds reads Retry-After: seconds, as checkoutd sends it, or
+// an HTTP date, as a proxy in front of it may; 0 when absent or past.
+func retryAfterSeconds(v string, now time.Time) int {
+	if v == "" {
+		return 0
+	}
+	if s, err := strconv.Atoi(v); err == nil {
+		return max(s, 0)
+	}
+	if t, err := http.ParseTime(v); err == nil && t.After(now) {
+		return int((t.Sub(now) + time.Second - 1) / time.Second)
+	}
+	return 0
 }
 
 func sleepCtx(ctx context.Context, d time.Duration) error {

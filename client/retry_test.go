@@ -312,3 +312,19 @@ func TestConcurrentCreatesOneKey(t *testing.T) {
 		}
 	})
 }
+
+func TestRetryAfterSeconds(t *testing.T) {
+	now := time.Date(2026, 11, 1, 12, 0, 0, 0, time.UTC)
+	for _, tt := range []struct {
+		v    string
+		want int
+	}{
+		{"", 0}, {"5", 5}, {"0", 0}, {"-3", 0}, {"soon", 0},
+		{now.Add(90 * time.Second).Format(http.TimeFormat), 90},
+		{now.Add(-time.Minute).Format(http.TimeFormat), 0},
+	} {
+		if got := retryAfterSeconds(tt.v, now); got != tt.want {
+			t.Errorf("retryAfterSeconds(%q) = %d; want %d", tt.v, got, tt.want)
+		}
+	}
+}

@@ -28,8 +28,8 @@ type component struct{ name, value string }
 // Signature to req: sig1 covers "@method" "@target-uri", and with a body
 // "content-digest" "content-type" too.
 func (c *Client) sign(req *http.Request, body []byte) error {
-	if !isSFStringSafe(c.hmacKeyID) || c.hmacKeyID == "" {
-		return fmt.Errorf("checkoutd: WithHMAC: key id %q is not printable ASCII", c.hmacKeyID)
+	if c.hmacKeyID == "" || !isSFStringSafe(c.hmacKeyID) {
+		return fmt.Errorf("checkoutd: WithHMAC: the key id %q must be printable ASCII, not empty", c.hmacKeyID)
 	}
 	comps := []component{{"@method", req.Method}, {"@target-uri", req.URL.String()}}
 	if body != nil {
