@@ -209,7 +209,12 @@ type networkError struct {
 	err error
 }
 
-func (e *networkError) Error() string { return "checkoutd: " + e.op + ": " + e.err.Error() }
+func (e *networkError) Error() string {
+	if e.op == "" {
+		return "checkoutd: " + e.err.Error() // a *url.Error names the method and URL itself
+	}
+	return "checkoutd: " + e.op + ": " + e.err.Error()
+}
 func (e *networkError) Unwrap() error { return e.err }
 
 // attempt sends the request once.
@@ -244,12 +249,12 @@ func (c *Client) attempt(ctx context.Context, method, path string, body []byte, 
 	op := method + " " + path
 	resp, err := c.http.Do(req)
 	if err != nil {
-		return &networkError{op: op, err: err}
+		return &networkError{err: err}
 	}
 	defer resp.Body.Close()
 	raw, err := io.ReadAll(io.LimitReader(resp.Body, maxResponse))
 	if err != nil {
-		return &networkError{op: op, err: err}
+		return &networkError{op: op + ": reading the answer", err: err}
 	}
 	if resp.StatusCode/100 != 2 {
 		return decodeError(resp, raw)
