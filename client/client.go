@@ -51,6 +51,9 @@ type Client struct {
 	// by the tests so that no test waits for a backoff.
 	now   func() time.Time
 	sleep func(ctx context.Context, d time.Duration) error
+	// nonce makes a signature's nonce; fixed by the test of docs/signing.md's
+	// worked example.
+	nonce func() string
 }
 
 // Option configures a Client.
@@ -96,6 +99,7 @@ func New(baseURL, storeID string, opts ...Option) *Client {
 		userAgent:    "checkoutd-go",
 		now:          time.Now,
 		sleep:        sleepCtx,
+		nonce:        NewIdempotencyKey,
 	}
 	for _, o := range opts {
 		o(c)

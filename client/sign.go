@@ -44,7 +44,7 @@ func (c *Client) sign(req *http.Request, body []byte) error {
 	params := "(" + strings.Join(names, " ") + ")" +
 		";created=" + strconv.FormatInt(c.now().Unix(), 10) +
 		";keyid=" + sfString(c.hmacKeyID) +
-		";nonce=" + sfString(NewIdempotencyKey()) + // 128 random bits, fresh per attempt
+		";nonce=" + sfString(c.nonce()) + // 128 random bits, fresh per attempt
 		`;alg="hmac-sha256"`
 	sig := hmacSHA256([]byte(c.hmacSecret), signatureBase(comps, params))
 	req.Header.Set("Signature-Input", "sig1="+params)

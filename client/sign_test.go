@@ -5,11 +5,23 @@ import (
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/base64"
+	"encoding/json"
+	"errors"
 	"io"
 	"net/http"
+	"net/url"
+	"os"
 	"regexp"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
+
+	"github.com/checkoutd/checkoutd/checkout"
+	"github.com/checkoutd/checkoutd/internal/app"
+	"github.com/checkoutd/checkoutd/internal/seal"
+	"github.com/checkoutd/checkoutd/internal/store"
+	"github.com/checkoutd/checkoutd/internal/store/storetest"
 )
 
 // RFC 9421's HMAC example (appendix B.2.5), byte for byte: its signature
@@ -104,5 +116,131 @@ func TestWithHMACSignsEachAttempt(t *testing.T) {
 	}
 	if reqs[0].header.Get("Idempotency-Key") != reqs[1].header.Get("Idempotency-Key") {
 		t.Error("the retry of a signed create changed its Idempotency-Key")
+	}
+}
+
+// WithHMAC against the server: the client signs for the API's public
+// address (the server's --base-url) and sends through a proxy to the
+// server's own; a create and a retrieve get in; a create whose answer is
+// lost after the server committed is retried signed afresh (a new nonce, so
+// not refused as replayed) with the same Idempotency-Key, and one session
+// exists; a wrong secret is 401 invalid_signature.
+func TestWithHMACAgainstServer(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		const public = "https://api.example.com"
+		sk, err := seal.NewKey([]byte("client tests secrets key, 32 B!!"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		h := newHarness(t, db, func(c *app.Config) { c.BaseURL, c.SecretsKey = public, sk })
+		k, secret, err := h.app.Service.CreateAPIKey(context.Background(), checkout.APIKeyParams{
+			MerchantID: h.merchant.ID, Mode: checkout.ModeTest, Type: checkout.KeyHMAC, Permissions: []checkout.Permission{checkout.PermCheckoutsWrite}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		server, _ := url.Parse(h.url)
+		toServer := transport(func(r *http.Request) (*http.Response, error) {
+			r = r.Clone(r.Context())
+			r.URL.Scheme, r.URL.Host = server.Scheme, server.Host
+			return http.DefaultTransport.RoundTrip(r)
+		})
+		p := &proxy{}
+		newClient := func(secret string) *Client {
+			c := New(public, h.merchant.ID, WithHMAC(k.ID, secret), WithHTTPClient(&http.Client{Transport: p}))
+			c.sleep = func(context.Context, time.Duration) error { return nil }
+			return c
+		}
+		p.fault = func(_ int, r *http.Request) (*http.Response, error) { return toServer(r) }
+		ctx := context.Background()
+
+		s, err := newClient(secret).Create(ctx, sword())
+		if err != nil {
+			t.Fatalf("signed Create = %v", err)
+		}
+		if g, err := newClient(secret).Get(ctx, s.ID); err != nil || g.ID != s.ID {
+			t.Fatalf("signed Get = %v, %v", g, err)
+		}
+
+		// The answer lost after the server committed: the retry is signed
+		// afresh and replays the session.
+		n := 0
+		p.fault = func(_ int, r *http.Request) (*http.Response, error) {
+			resp, err := toServer(r)
+			if n++; n == 1 && err == nil {
+				io.ReadAll(resp.Body)
+				resp.Body.Close()
+				return nil, errors.New("connection reset (injected after the server answered)")
+			}
+			return resp, err
+		}
+		before := h.created()
+		s2, err := newClient(secret).Create(ctx, sword())
+		if err != nil || n != 2 {
+			t.Fatalf("signed Create after a lost answer = %v after %d attempts", err, n)
+		}
+		if got := h.created() - before; got != 1 || s2.ID == s.ID {
+			t.Errorf("%d sessions created by a retried signed create; want 1", got)
+		}
+
+		p.fault = func(_ int, r *http.Request) (*http.Response, error) { return toServer(r) }
+		_, err = newClient(secret[:len(secret)-1]+"x").Get(ctx, s.ID)
+		var e *Error
+		if !errors.As(err, &e) || e.StatusCode != 401 || e.Code != "invalid_signature" {
+			t.Errorf("Get signed with a wrong secret = %v; want 401 invalid_signature", err)
+		}
+	})
+}
+
+// The worked example of docs/signing.md, to the byte: what Create sends
+// for its inputs is the page's headers block.
+func TestWithHMACDocsExample(t *testing.T) {
+	raw, err := os.ReadFile("../docs/signing.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := string(raw)
+	block := func(name string) string {
+		_, after, ok := strings.Cut(doc, "<!-- example: "+name+" -->\n```\n")
+		body, _, ok2 := strings.Cut(after, "\n```")
+		if !ok || !ok2 {
+			t.Fatalf("no example block %q in docs/signing.md", name)
+		}
+		return body
+	}
+	in := map[string]string{}
+	for _, line := range strings.Split(block("inputs"), "\n") {
+		k, v, _ := strings.Cut(line, "  ") // the label, then at least two spaces
+		in[k] = strings.TrimSpace(v)
+	}
+	var got http.Header
+	var gotBody []byte
+	p := &proxy{fault: func(_ int, r *http.Request) (*http.Response, error) {
+		got, gotBody = r.Header.Clone(), nil
+		if r.Body != nil {
+			gotBody, _ = io.ReadAll(r.Body)
+		}
+		if r.Method != in["method"] || r.URL.String() != in["URL"] {
+			t.Errorf("request %s %s; want %s %s", r.Method, r.URL, in["method"], in["URL"])
+		}
+		return unavailable(400, ""), nil
+	}}
+	storeID := strings.TrimSuffix(strings.TrimPrefix(in["URL"], "https://pay.example.com/v1/stores/"), "/checkouts")
+	c := New("https://pay.example.com", storeID, WithHMAC(in["key id"], in["secret"]), WithHTTPClient(&http.Client{Transport: p}))
+	created, _ := strconv.ParseInt(in["created"], 10, 64)
+	c.now = func() time.Time { return time.Unix(created, 0) }
+	c.nonce = func() string { return in["nonce"] }
+	var params CreateParams
+	if err := json.Unmarshal([]byte(in["body"]), &params); err != nil {
+		t.Fatal(err)
+	}
+	c.Create(context.Background(), params)
+	if string(gotBody) != in["body"] {
+		t.Fatalf("body %s; want the example's %s", gotBody, in["body"])
+	}
+	for _, line := range strings.Split(block("headers"), "\n") {
+		k, want, _ := strings.Cut(line, ": ")
+		if got.Get(k) != want {
+			t.Errorf("%s: %s; want %s", k, got.Get(k), want)
+		}
 	}
 }
