@@ -22,6 +22,7 @@ import (
 	"github.com/checkoutd/checkoutd/internal/seal"
 	"github.com/checkoutd/checkoutd/internal/store"
 	"github.com/checkoutd/checkoutd/internal/store/storetest"
+	"github.com/yaronf/httpsign"
 )
 
 // RFC 9421's HMAC example (appendix B.2.5), byte for byte: its signature
@@ -241,6 +242,42 @@ func TestWithHMACDocsExample(t *testing.T) {
 		k, want, _ := strings.Cut(line, ": ")
 		if got.Get(k) != want {
 			t.Errorf("%s: %s; want %s", k, got.Get(k), want)
+		}
+	}
+}
+
+// The client's signatures verify with an independent RFC 9421
+// implementation, github.com/yaronf/httpsign, for a create and a retrieve.
+func TestWithHMACVerifiesWithHTTPSign(t *testing.T) {
+	const secret = "ck_test_hk_0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789abcdefghijklmnopqrstuvwx"
+	var reqs []*http.Request
+	p := &proxy{fault: func(_ int, r *http.Request) (*http.Response, error) {
+		var b []byte
+		if r.Body != nil {
+			b, _ = io.ReadAll(r.Body)
+		}
+		c := r.Clone(context.Background())
+		c.Body = io.NopCloser(strings.NewReader(string(b)))
+		reqs = append(reqs, c)
+		return unavailable(400, ""), nil
+	}}
+	c := New("https://api.example.com", "7d1f6c8e-1c9a-4c55-9f9e-2b7a1c3d4e5f", WithHMAC("key_1", secret), WithHTTPClient(&http.Client{Transport: p}))
+	c.Create(context.Background(), sword())
+	c.Get(context.Background(), "cs_x")
+	if len(reqs) != 2 {
+		t.Fatalf("%d requests; want a create and a get", len(reqs))
+	}
+	for i, fields := range []httpsign.Fields{
+		httpsign.Headers("@method", "@target-uri", "content-digest", "content-type"),
+		httpsign.Headers("@method", "@target-uri"),
+	} {
+		v, err := httpsign.NewHMACSHA256Verifier([]byte(secret), httpsign.NewVerifyConfig().SetKeyID("key_1").
+			SetNotOlderThan(time.Minute).SetNotNewerThan(time.Minute), fields)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := httpsign.VerifyRequest("sig1", *v, reqs[i]); err != nil {
+			t.Errorf("httpsign.VerifyRequest(the client's %s) = %v", reqs[i].Method, err)
 		}
 	}
 }
