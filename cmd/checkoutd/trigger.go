@@ -48,9 +48,9 @@ var triggerPlans = map[string]triggerPlan{
 
 // triggerResult is what trigger prints with --json.
 type triggerResult struct {
-	Event         string `json:"event"`
-	SessionID     string `json:"session_id"`
-	Status        string `json:"status"`
+	Event     string `json:"event"`
+	SessionID string `json:"session_id"`
+	Status    string `json:"status"`
 	// PaymentID is the payment that collected the session, when one did.
 	PaymentID string `json:"payment_id,omitempty"`
 }
@@ -126,9 +126,9 @@ func newTriggerer(baseURL, store, secret string) (*triggerer, error) {
 
 // session is what trigger reads of a checkout session.
 type triggerSession struct {
-	ID          string `json:"id"`
-	Status      string `json:"status"`
-	CheckoutURL string `json:"checkout_url"`
+	ID          string  `json:"id"`
+	Status      string  `json:"status"`
+	CheckoutURL string  `json:"checkout_url"`
 	PaymentID   *string `json:"payment_id"`
 }
 
