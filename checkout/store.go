@@ -146,6 +146,9 @@ type Tx interface {
 
 	// AccountInsert fails with conflict when the id or the email is taken.
 	AccountInsert(ctx context.Context, a *Account) error
+	// AccountSetPasswordHash replaces an account's password hash; not_found
+	// when there is no such account.
+	AccountSetPasswordHash(ctx context.Context, id, hash string) error
 	// MembershipInsert fails with conflict when the account is a member of
 	// the store already.
 	MembershipInsert(ctx context.Context, m *Membership) error

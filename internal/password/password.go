@@ -103,6 +103,19 @@ func Hash(pw string) string {
 	return hashWith(pw, Default)
 }
 
+// HashWith is Hash under other parameters: what Default was before it was
+// raised, for tests of the rehash at sign-in.
+func HashWith(pw string, p Params) string { return hashWith(pw, p) }
+
+// NeedsRehash reports whether a stored hash was made under parameters other
+// than Default (or with another salt or key length): a successful sign-in
+// then stores a new hash under Default, so raising Default reaches every
+// account that signs in.
+func NeedsRehash(hash string) bool {
+	p, salt, key, err := parse(hash)
+	return err == nil && (p != Default || len(salt) != saltLen || len(key) != keyLen)
+}
+
 func hashWith(pw string, p Params) string {
 	salt := make([]byte, saltLen)
 	rand.Read(salt) // never fails (crypto/rand documents it)

@@ -187,3 +187,23 @@ func BenchmarkHashDefault(b *testing.B) {
 		Hash("correct horse battery staple")
 	}
 }
+
+func TestNeedsRehash(t *testing.T) {
+	weaker := Params{Memory: 8 * 1024, Time: 1, Threads: 1}
+	for _, tt := range []struct {
+		hash string
+		want bool
+	}{
+		{Hash("correct horse battery staple"), false},
+		{HashWith("correct horse battery staple", weaker), true},
+		{HashWith("correct horse battery staple", Params{Memory: Default.Memory, Time: Default.Time + 1, Threads: 1}), true},
+		{"not a hash", false},
+	} {
+		if got := NeedsRehash(tt.hash); got != tt.want {
+			t.Errorf("NeedsRehash(%s) = %v; want %v", tt.hash, got, tt.want)
+		}
+	}
+	if ok, err := Verify("correct horse battery staple", HashWith("correct horse battery staple", weaker)); !ok || err != nil {
+		t.Errorf("a hash under other parameters does not verify: %v, %v", ok, err)
+	}
+}

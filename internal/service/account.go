@@ -123,7 +123,23 @@ func (s *Service) VerifyPassword(ctx context.Context, email, pw string) (*checko
 	if !ok {
 		return nil, invalid
 	}
+	if password.NeedsRehash(a.PasswordHash) {
+		s.rehash(ctx, a, pw)
+	}
 	return a, nil
+}
+
+// rehash stores a new hash of pw under the current parameters: they were
+// raised since the account's hash was made. The sign-in goes on whatever
+// happens; a failure is logged and the next sign-in tries again.
+func (s *Service) rehash(ctx context.Context, a *checkout.Account, pw string) {
+	h := password.Hash(pw)
+	err := s.store.InTx(ctx, func(tx checkout.Tx) error { return tx.AccountSetPasswordHash(ctx, a.ID, h) })
+	if err != nil {
+		s.log.WarnContext(ctx, "store a password's hash under the current parameters", "account_id", a.ID, "error", err)
+		return
+	}
+	a.PasswordHash = h
 }
 
 // AccountStores returns the stores an account is a member of, in the order

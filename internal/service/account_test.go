@@ -275,3 +275,39 @@ func TestStoresOfAnAccount(t *testing.T) {
 		}
 	})
 }
+
+// A hash made under parameters other than the current ones is replaced by
+// one under them at the next successful sign-in, and only then.
+func TestVerifyPasswordRehashes(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		f := newFixture(t, db)
+		ctx := context.Background()
+		a, err := f.svc.CreateAccount(ctx, "ann@example.com", goodPassword)
+		if err != nil {
+			t.Fatal(err)
+		}
+		old := password.HashWith(goodPassword, password.Params{Memory: 8 * 1024, Time: 1, Threads: 1})
+		if err := db.InTx(ctx, func(tx checkout.Tx) error { return tx.AccountSetPasswordHash(ctx, a.ID, old) }); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := f.svc.VerifyPassword(ctx, "ann@example.com", "not the password at all"); !checkout.IsCode(err, checkout.EInvalidCredentials) {
+			t.Fatalf("a wrong password = %v", err)
+		}
+		if got, _ := db.AccountGet(ctx, a.ID); got.PasswordHash != old {
+			t.Fatal("a failed sign-in rehashed the password")
+		}
+		if _, err := f.svc.VerifyPassword(ctx, "ann@example.com", goodPassword); err != nil {
+			t.Fatalf("VerifyPassword = %v", err)
+		}
+		got, _ := db.AccountGet(ctx, a.ID)
+		if got.PasswordHash == old || password.NeedsRehash(got.PasswordHash) {
+			t.Fatalf("after a sign-in the hash is %s; want one under the current parameters", got.PasswordHash)
+		}
+		if ok, err := password.Verify(goodPassword, got.PasswordHash); !ok || err != nil {
+			t.Errorf("the new hash does not verify the password: %v, %v", ok, err)
+		}
+		if _, err := f.svc.VerifyPassword(ctx, "ann@example.com", goodPassword); err != nil {
+			t.Errorf("signing in again = %v", err)
+		}
+	})
+}

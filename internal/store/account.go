@@ -48,6 +48,22 @@ func (tx *Tx) AccountInsert(ctx context.Context, a *checkout.Account) error {
 	return tx.db.translate(err)
 }
 
+// AccountSetPasswordHash replaces an account's password hash.
+func (tx *Tx) AccountSetPasswordHash(ctx context.Context, id, hash string) error {
+	res, err := tx.exec(ctx, `UPDATE accounts SET password_hash = $1 WHERE id = $2`, hash, id)
+	if err != nil {
+		return tx.db.translate(err)
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return tx.db.translate(err)
+	}
+	if n == 0 {
+		return checkout.Errorf(checkout.ENotFound, "No such account: %s.", id)
+	}
+	return nil
+}
+
 const membershipColumns = `account_id, store_id, created_at`
 
 func scanMembership(row scanner) (*checkout.Membership, error) {

@@ -19,6 +19,7 @@ var accountTests = []struct {
 	{"Account/RoundTrip", testAccountRoundTrip},
 	{"Account/NotFound", testAccountNotFound},
 	{"Account/Conflict", testAccountConflict},
+	{"Account/SetPasswordHash", testAccountSetPasswordHash},
 	{"Membership/RoundTrip", testMembershipRoundTrip},
 	{"Membership/Conflict", testMembershipConflict},
 	{"Membership/UnknownAccountOrStore", testMembershipUnknown},
@@ -160,4 +161,20 @@ func testMembershipUnknown(t *testing.T, db *store.DB) {
 	if got, err := db.MembershipList(ctx, a.ID); err != nil || len(got) != 0 {
 		t.Errorf("MembershipList = %+v, %v; want none", got, err)
 	}
+}
+
+func testAccountSetPasswordHash(t *testing.T, db *store.DB) {
+	ctx := context.Background()
+	a := newAccount(t, db, "ann@example.com", base)
+	b := newAccount(t, db, "bob@example.com", base)
+	const rehashed = "$argon2id$v=19$m=65536,t=3,p=1$c2FsdHNhbHRzYWx0c2FsdA$a2V5a2V5a2V5a2V5a2V5a2V5a2V5a2V5a2V5a2U"
+	inTx(t, db, func(tx checkout.Tx) error { return tx.AccountSetPasswordHash(ctx, a.ID, rehashed) })
+	if got, err := db.AccountGet(ctx, a.ID); err != nil || got.PasswordHash != rehashed || got.Email != a.Email {
+		t.Errorf("after AccountSetPasswordHash, AccountGet = %+v, %v", got, err)
+	}
+	if got, _ := db.AccountGet(ctx, b.ID); got.PasswordHash != phc {
+		t.Errorf("AccountSetPasswordHash changed another account: %+v", got)
+	}
+	err := db.InTx(ctx, func(tx checkout.Tx) error { return tx.AccountSetPasswordHash(ctx, checkout.NewAccountID(), rehashed) })
+	wantCode(t, "AccountSetPasswordHash(unknown)", err, checkout.ENotFound)
 }
