@@ -23,29 +23,11 @@ import (
 //go:embed templates/*.html
 var templateFS embed.FS
 
-//go:embed assets/dashboard.css assets/dashboard.js
+//go:embed assets
 var assetFS embed.FS
 
-// asset is a static file of the dashboard, with the version that busts
-// caches when it changes.
-type asset struct {
-	body        []byte
-	contentType string
-	version     string
-}
-
-var assets = func() map[string]asset {
-	out := map[string]asset{}
-	for name, ct := range map[string]string{"dashboard.css": "text/css; charset=utf-8", "dashboard.js": "text/javascript; charset=utf-8"} {
-		b, err := assetFS.ReadFile("assets/" + name)
-		if err != nil {
-			panic(err)
-		}
-		sum := sha256.Sum256(b)
-		out[name] = asset{body: b, contentType: ct, version: base64.RawURLEncoding.EncodeToString(sum[:6])}
-	}
-	return out
-}()
+// assets are the dashboard's style sheet and script.
+var assets = web.LoadAssets(assetFS, "assets")
 
 // maxFormBytes bounds a form post: the largest, setup, is an email and a
 // password of at most 1,024 bytes.
@@ -91,7 +73,7 @@ func New(svc *service.Service, baseURL string, log *slog.Logger) *Dashboard {
 		d.preauthCookie = "__Host-" + d.preauthCookie
 	}
 	d.tmpl = template.Must(template.New("dashboard").Funcs(template.FuncMap{
-		"asset":       func(name string) string { return "/dashboard/assets/" + name + "?v=" + assets[name].version },
+		"asset":       func(name string) string { return assets.URL("/dashboard/assets/", name) },
 		"copyable":    func(id, value string) copyable { return copyable{ID: id, Value: value} },
 		"baseURL":     func() string { return d.baseURL },
 		"list":        func(s ...string) []string { return s },
@@ -442,24 +424,7 @@ type copyable struct{ ID, Value string }
 
 // HandleAsset serves GET /dashboard/assets/{name}: the style sheet and the
 // script, cached for good under their version.
-func (d *Dashboard) HandleAsset() http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		name := r.PathValue("name")
-		a, ok := assets[name]
-		if !ok {
-			http.NotFound(w, r)
-			return
-		}
-		w.Header().Set("Content-Type", a.contentType)
-		w.Header().Set("X-Content-Type-Options", "nosniff")
-		if r.URL.Query().Get("v") == a.version {
-			w.Header().Set("Cache-Control", "public, max-age=31536000, immutable")
-		} else {
-			w.Header().Set("Cache-Control", "no-cache")
-		}
-		http.ServeContent(w, r, name, time.Time{}, bytes.NewReader(a.body))
-	})
-}
+func (d *Dashboard) HandleAsset() http.Handler { return assets.Handler() }
 
 func (d *Dashboard) layout(title string, u *user) Layout {
 	return Layout{Title: title, Account: u.account, FormToken: u.formToken}

@@ -143,3 +143,27 @@ func TestStoresOfOthersAreNotFound(t *testing.T) {
 		}
 	})
 }
+
+// The pages link the style sheet and the script by version: that version
+// is cached for good, any other revalidated, an unknown file a 404.
+func TestDashboardAssets(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		e := newEnv(t, db, "http://dash.example.test")
+		page := e.get("/dashboard/signin")
+		for name, ct := range map[string]string{"dashboard.css": "text/css; charset=utf-8", "dashboard.js": "text/javascript; charset=utf-8"} {
+			m := regexp.MustCompile(`"(/dashboard/assets/` + regexp.QuoteMeta(name) + `\?v=[0-9a-f]+)"`).FindStringSubmatch(page.body)
+			if m == nil {
+				t.Fatalf("the sign-in page does not link %s by version", name)
+			}
+			if r := e.get(m[1]); r.status != http.StatusOK || r.header.Get("Content-Type") != ct || !strings.Contains(r.header.Get("Cache-Control"), "immutable") {
+				t.Errorf("GET %s = %d %q %q", m[1], r.status, r.header.Get("Content-Type"), r.header.Get("Cache-Control"))
+			}
+			if r := e.get("/dashboard/assets/" + name + "?v=old"); r.header.Get("Cache-Control") != "no-cache" {
+				t.Errorf("GET %s?v=old: Cache-Control %q; want no-cache", name, r.header.Get("Cache-Control"))
+			}
+		}
+		if r := e.get("/dashboard/assets/nope.js"); r.status != http.StatusNotFound {
+			t.Errorf("GET an unknown asset = %d; want 404", r.status)
+		}
+	})
+}

@@ -2,18 +2,13 @@ package page
 
 import (
 	"bytes"
-	"crypto/sha256"
 	"embed"
-	"encoding/hex"
 	"errors"
 	"html/template"
-	"io/fs"
 	"log/slog"
 	"net/http"
 	"net/url"
-	"path"
 	"strings"
-	"time"
 
 	"github.com/checkoutd/checkoutd/checkout"
 	"github.com/checkoutd/checkoutd/internal/pay"
@@ -36,21 +31,8 @@ type Page struct {
 	svc    *service.Service
 	log    *slog.Logger
 	tmpl   *template.Template
-	assets map[string]asset
+	assets web.Assets
 	cop    *http.CrossOriginProtection
-}
-
-// assetTypes are the content types of the page's files, by extension.
-var assetTypes = map[string]string{
-	".css": "text/css; charset=utf-8",
-	".js":  "text/javascript; charset=utf-8",
-	".svg": "image/svg+xml",
-}
-
-type asset struct {
-	body        []byte
-	contentType string
-	version     string // first hex of the SHA-256 of body, for cache busting
 }
 
 // New returns the page of svc.
@@ -58,17 +40,9 @@ func New(svc *service.Service, log *slog.Logger) *Page {
 	if log == nil {
 		log = slog.Default()
 	}
-	p := &Page{svc: svc, log: log, assets: map[string]asset{}, cop: http.NewCrossOriginProtection()}
-	sub, _ := fs.Sub(assetFS, "assets")
-	entries, _ := fs.ReadDir(sub, ".")
-	for _, e := range entries {
-		b, _ := fs.ReadFile(sub, e.Name())
-		sum := sha256.Sum256(b)
-		ct := assetTypes[path.Ext(e.Name())]
-		p.assets[e.Name()] = asset{body: b, contentType: ct, version: hex.EncodeToString(sum[:6])}
-	}
+	p := &Page{svc: svc, log: log, assets: web.LoadAssets(assetFS, "assets"), cop: http.NewCrossOriginProtection()}
 	p.tmpl = template.Must(template.New("page").Funcs(template.FuncMap{
-		"asset": func(name string) string { return "/assets/" + name + "?v=" + p.assets[name].version },
+		"asset": func(name string) string { return p.assets.URL("/assets/", name) },
 	}).ParseFS(templateFS, "templates/*.html"))
 	p.cop.SetDenyHandler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		p.renderError(w, r, http.StatusForbidden, "This form was sent from another site, so it was not accepted.")
@@ -236,23 +210,7 @@ func (p *Page) HandleStatus() http.Handler {
 }
 
 // HandleAsset serves GET /assets/{name}: the page's script and style sheet.
-func (p *Page) HandleAsset() http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		a, ok := p.assets[r.PathValue("name")]
-		if !ok {
-			http.NotFound(w, r)
-			return
-		}
-		w.Header().Set("Content-Type", a.contentType)
-		w.Header().Set("X-Content-Type-Options", "nosniff")
-		if r.URL.Query().Get("v") == a.version {
-			w.Header().Set("Cache-Control", "public, max-age=31536000, immutable")
-		} else {
-			w.Header().Set("Cache-Control", "no-cache")
-		}
-		http.ServeContent(w, r, r.PathValue("name"), time.Time{}, bytes.NewReader(a.body))
-	})
-}
+func (p *Page) HandleAsset() http.Handler { return p.assets.Handler() }
 
 // HandleNotFound serves the page's 404 for any other path under /invoice/.
 func (p *Page) HandleNotFound() http.Handler {

@@ -560,7 +560,7 @@ func TestAssets(t *testing.T) {
 		e := newEnv(t, db)
 		p := New(e.svc, nil)
 		for name, ct := range map[string]string{"page.js": "text/javascript; charset=utf-8", "page.css": "text/css; charset=utf-8", "favicon.svg": "image/svg+xml"} {
-			r := e.get("/assets/" + name + "?v=" + p.assets[name].version)
+			r := e.get(p.assets.URL("/assets/", name))
 			if r.status != http.StatusOK || r.header.Get("Content-Type") != ct || !strings.Contains(r.header.Get("Cache-Control"), "immutable") {
 				t.Errorf("GET %s = %d %q %q", name, r.status, r.header.Get("Content-Type"), r.header.Get("Cache-Control"))
 			}
