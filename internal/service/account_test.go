@@ -111,10 +111,7 @@ func TestAddMember(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		f := newFixture(t, db)
 		ctx := context.Background()
-		ann, err := f.svc.CreateAccount(ctx, "ann@example.com", goodPassword)
-		if err != nil {
-			t.Fatal(err)
-		}
+		ann := f.account(t, "ann@example.com")
 		m, added, err := f.svc.AddMember(ctx, f.m.ID, " ANN@example.com")
 		if err != nil || !added || m.AccountID != ann.ID || m.MerchantID != f.m.ID || !m.CreatedAt.Equal(t0) {
 			t.Fatalf("AddMember = %+v, %v, %v; want ann added to %s at %v", m, added, err, f.m.ID, t0)
@@ -160,10 +157,7 @@ func TestVerifyPassword(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		f := newFixture(t, db)
 		ctx := context.Background()
-		ann, err := f.svc.CreateAccount(ctx, "ann@example.com", goodPassword)
-		if err != nil {
-			t.Fatal(err)
-		}
+		ann := f.account(t, "ann@example.com")
 		got, err := f.svc.VerifyPassword(ctx, " Ann@Example.com", goodPassword)
 		if err != nil || got.ID != ann.ID {
 			t.Errorf("VerifyPassword(right) = %+v, %v; want ann", got, err)
@@ -226,16 +220,10 @@ func TestStoresOfAnAccount(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		f := newFixture(t, db)
 		ctx := context.Background()
-		ann, err := f.svc.CreateAccount(ctx, "ann@example.com", goodPassword)
-		if err != nil {
-			t.Fatal(err)
-		}
-		bob, err := f.svc.CreateAccount(ctx, "bob@example.com", goodPassword)
-		if err != nil {
-			t.Fatal(err)
-		}
+		ann := f.account(t, "ann@example.com")
+		bob := f.account(t, "bob@example.com")
 
-		_, err = f.svc.CreateStore(ctx, ann.ID, checkout.MerchantParams{Name: "", Currency: "XXQ"})
+		_, err := f.svc.CreateStore(ctx, ann.ID, checkout.MerchantParams{Name: "", Currency: "XXQ"})
 		wantError(t, "CreateStore(no name, bad currency)", err, checkout.EValidationFailed, "name")
 		if ce, ok := err.(*checkout.Error); !ok || len(ce.Details) != 2 {
 			t.Errorf("CreateStore(no name, bad currency) = %v; want a violation for each field", err)
@@ -282,10 +270,7 @@ func TestVerifyPasswordRehashes(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		f := newFixture(t, db)
 		ctx := context.Background()
-		a, err := f.svc.CreateAccount(ctx, "ann@example.com", goodPassword)
-		if err != nil {
-			t.Fatal(err)
-		}
+		a := f.account(t, "ann@example.com")
 		old := password.HashWith(goodPassword, password.Params{Memory: 8 * 1024, Time: 1, Threads: 1})
 		if err := db.InTx(ctx, func(tx checkout.Tx) error { return tx.AccountSetPasswordHash(ctx, a.ID, old) }); err != nil {
 			t.Fatal(err)
@@ -310,4 +295,14 @@ func TestVerifyPasswordRehashes(t *testing.T) {
 			t.Errorf("signing in again = %v", err)
 		}
 	})
+}
+
+// account creates an account with goodPassword.
+func (f *fixture) account(t *testing.T, email string) *checkout.Account {
+	t.Helper()
+	a, err := f.svc.CreateAccount(context.Background(), email, goodPassword)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return a
 }
