@@ -106,6 +106,16 @@ type Store interface {
 	// EndpointHealthGet reads an endpoint's health as of now, through
 	// indexes bounded by the endpoint (never a scan of every delivery).
 	EndpointHealthGet(ctx context.Context, endpointID string, now time.Time) (*EndpointHealth, error)
+	// ListenerNext returns a listener's oldest pending delivery with its
+	// event, or nil when none waits, if the stream conn still holds the
+	// listener (current); when it does not (a newer stream replaced it, or
+	// the listener was deleted), current is false and l nil.
+	ListenerNext(ctx context.Context, endpointID, conn string) (l *Listened, current bool, err error)
+	// ListenerTouch notes that the stream conn of a listener is still
+	// connected at seen (or, with release, was until seen, and is no
+	// longer). It reports whether conn still holds the listener: false when
+	// a newer stream replaced it or the listener is gone.
+	ListenerTouch(ctx context.Context, endpointID, conn string, seen time.Time, release bool) (bool, error)
 	// DeliveryCountPending counts the pending deliveries of every store: the
 	// queue's depth. Metrics read it at every scrape, so it stays cheap.
 	DeliveryCountPending(ctx context.Context, now time.Time) (PendingDeliveries, error)
@@ -219,7 +229,7 @@ type Tx interface {
 	// not_found when there is none. Like EndpointGetForUpdate it locks the
 	// endpoint first, so it waits for a fan-out in progress.
 	EndpointDelete(ctx context.Context, id string) error
-	// EndpointCount counts a store's endpoints.
+	// EndpointCount counts a store's HTTPS endpoints (listeners aside).
 	EndpointCount(ctx context.Context, merchantID string) (int, error)
 	// EndpointListEnabled returns the enabled endpoints of a store and mode:
 	// those an event of theirs may fan out to. They stay locked against
@@ -228,7 +238,23 @@ type Tx interface {
 	// pending delivery.
 	EndpointListEnabled(ctx context.Context, merchantID string, mode Mode) ([]*Endpoint, error)
 
+	// ListenersForUpdate returns a store's listeners, the longest idle
+	// first, locked until the transaction ends.
+	ListenersForUpdate(ctx context.Context, merchantID string) ([]*Endpoint, error)
+	// ListenerSeen notes that a listener was seen at seen (registered
+	// again), whichever stream holds it.
+	ListenerSeen(ctx context.Context, endpointID string, seen time.Time) error
+	// ListenerConnect makes conn the stream holding a listener, connected
+	// at seen; the stream it replaces learns it at its next ListenerTouch.
+	ListenerConnect(ctx context.Context, endpointID, conn string, seen time.Time) error
+
 	DeliveryInsert(ctx context.Context, d *Delivery) error
+	// DeliveryGetForUpdate reads and locks a delivery; not_found when there
+	// is none.
+	DeliveryGetForUpdate(ctx context.Context, id string) (*Delivery, error)
+	// DeliveryRecordListened stores attempt a of a pending delivery to a
+	// listener and the delivery's new state (d after RecordListened).
+	DeliveryRecordListened(ctx context.Context, a *Attempt, d *Delivery) error
 	// DeliveryCancelPending cancels an endpoint's pending deliveries and
 	// returns how many.
 	DeliveryCancelPending(ctx context.Context, endpointID string, now time.Time) (int64, error)

@@ -27,7 +27,16 @@ type Endpoint struct {
 	ID         string
 	MerchantID string
 	Mode       Mode
-	URL        string
+	// Kind is EndpointHTTPS, or EndpointListener for `checkoutd listen`,
+	// whose URL is "".
+	Kind EndpointKind
+	URL  string
+	// ListenerName names a listener within its store; "" for an HTTPS
+	// endpoint.
+	ListenerName string
+	// SeenAt is when a listener was last connected (now, while it is);
+	// zero for an HTTPS endpoint.
+	SeenAt time.Time
 	// Events lists the subscribed types, or is [AllEvents].
 	Events []string
 	// Description is the merchant's note on what the endpoint is for; ""
@@ -92,6 +101,7 @@ func NewEndpoint(p EndpointParams, now time.Time) (*Endpoint, error) {
 		ID:          NewID(PrefixEndpoint, 16),
 		MerchantID:  p.MerchantID,
 		Mode:        p.Mode,
+		Kind:        EndpointHTTPS,
 		URL:         p.URL,
 		Events:      events,
 		Description: description,
@@ -125,7 +135,9 @@ type EndpointUpdate struct {
 func (e *Endpoint) Update(u EndpointUpdate, now time.Time) error {
 	var v violations
 	next := *e
-	if u.URL != nil {
+	if u.URL != nil && e.IsListener() {
+		v.add("invalid_value", "url", "A listener has no URL: checkoutd listen --forward-to says where its events go.")
+	} else if u.URL != nil {
 		next.URL = *u.URL
 	}
 	if u.Events != nil {
@@ -331,6 +343,10 @@ func NewRedelivery(old *Delivery, ep *Endpoint, now time.Time) *Delivery {
 }
 
 func newDelivery(eventID, eventType string, ep *Endpoint, now time.Time) *Delivery {
+	next := now
+	if ep.IsListener() {
+		next = ListenerHold
+	}
 	return &Delivery{
 		ID:            NewID(PrefixDelivery, 16),
 		EventID:       eventID,
@@ -339,7 +355,7 @@ func newDelivery(eventID, eventType string, ep *Endpoint, now time.Time) *Delive
 		MerchantID:    ep.MerchantID,
 		Mode:          ep.Mode,
 		Status:        DeliveryPending,
-		NextAttemptAt: now,
+		NextAttemptAt: next,
 		CreatedAt:     now,
 		UpdatedAt:     now,
 	}

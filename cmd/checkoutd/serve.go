@@ -212,6 +212,7 @@ func serveCmd(ctx context.Context, e env, args []string) error {
 		MaxHeaderBytes:    64 << 10,
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 	}
+	srv.RegisterOnShutdown(a.CloseStreams)
 
 	// --metrics-addr: /metrics on a listener of its own, or nowhere.
 	var metricsSrv *http.Server

@@ -99,6 +99,9 @@ type App struct {
 	Handler     http.Handler
 
 	log *slog.Logger
+	// streamsDone ends listeners' streams (CloseStreams).
+	streamsDone chan struct{}
+	closeOnce   sync.Once
 }
 
 // New builds checkoutd on cfg.Store. Nothing runs in the background until
@@ -122,7 +125,7 @@ func New(cfg Config) *App {
 	if guard == nil {
 		guard = &webhook.Guard{}
 	}
-	a := &App{log: cfg.Logger}
+	a := &App{log: cfg.Logger, streamsDone: make(chan struct{})}
 	a.Dispatcher = webhook.New(webhook.Config{
 		Store:       cfg.Store,
 		Client:      webhook.NewClient(webhook.ClientConfig{Guard: guard, RootCAs: cfg.RootCAs, Dial: cfg.WebhookDial}),
@@ -158,6 +161,7 @@ func New(cfg Config) *App {
 		Metrics:      a.Metrics,
 		HideMetrics:  cfg.HideMetrics,
 		Dashboard:    dashboard.New(svc, cfg.BaseURL, cfg.Logger),
+		Streams:      api.StreamConfig{Done: a.streamsDone},
 	})
 	return a
 }
@@ -178,6 +182,16 @@ func (a *App) Run(ctx context.Context) {
 	wg.Wait()
 }
 
-// Close writes the request logs still queued and stops their writer. Call
-// it after Run has returned and the HTTP server has stopped.
-func (a *App) Close() { a.RequestLogs.Close() }
+// CloseStreams ends the listeners' streams (checkoutd listen), which would
+// otherwise never end: serve calls it when shutdown begins
+// (http.Server.RegisterOnShutdown), and the clients reconnect to another
+// node or to this one restarted.
+func (a *App) CloseStreams() { a.closeOnce.Do(func() { close(a.streamsDone) }) }
+
+// Close ends the listeners' streams, writes the request logs still queued
+// and stops their writer. Call it after Run has returned and the HTTP
+// server has stopped.
+func (a *App) Close() {
+	a.CloseStreams()
+	a.RequestLogs.Close()
+}

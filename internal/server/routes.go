@@ -18,6 +18,10 @@ func addRoutes(r *router, d Deps) {
 	}
 	r.handle("POST /v1/stores/{storeId}/checkouts", merchant(api.HandleCreateCheckout(d.Service)))
 	r.handle("GET /v1/stores/{storeId}/checkouts/{checkoutId}", merchant(api.HandleGetCheckout(d.Service)))
+	// checkoutd listen's doors (docs/webhooks.md, Local development).
+	r.handle("POST /v1/stores/{storeId}/listeners", merchant(api.HandleListen(d.Service)))
+	r.handle("GET /v1/stores/{storeId}/listeners/{listenerId}/stream", merchant(api.HandleListenerStream(d.Service, d.Streams)))
+	r.handle("POST /v1/stores/{storeId}/listeners/{listenerId}/deliveries/{deliveryId}", merchant(api.HandleListenerResult(d.Service)))
 	r.handle("GET /v1/openapi.json", openapi.Handler())
 
 	// The hosted payment page (HTML; internal/page).

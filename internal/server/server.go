@@ -32,6 +32,9 @@ type Deps struct {
 	// HideMetrics leaves /metrics off this handler, for an operator who
 	// serves it on a listener of its own (MetricsHandler) or not at all.
 	HideMetrics bool
+	// Streams tunes listeners' streams (checkoutd listen); its Done ends
+	// them at shutdown.
+	Streams api.StreamConfig
 	// Page is the hosted payment page; one over Service when nil.
 	Page *page.Page
 	// Dashboard is the merchant dashboard; one over Service, with cookies

@@ -22,15 +22,19 @@ func (s *Service) inTx(ctx context.Context, fn func(tx *txn) error) error {
 		t = &txn{Tx: tx}
 		return fn(t)
 	})
-	if err == nil && t.deliveries > 0 && s.notify != nil {
-		s.notify()
+	if err == nil && t.deliveries > 0 {
+		if s.notify != nil {
+			s.notify()
+		}
+		s.broadcast()
 	}
 	return err
 }
 
 // emit records an event in tx, the transaction of the change it reports,
 // and a delivery of it to every enabled endpoint of the store and mode that
-// subscribes to its type.
+// subscribes to its type (a listener only if connected in the last 24
+// hours: checkout.Endpoint.Receives).
 func (s *Service) emit(ctx context.Context, tx *txn, merchantID string, mode checkout.Mode, typ string, object json.RawMessage) error {
 	now := s.now()
 	e, err := checkout.NewEvent(typ, merchantID, mode, object, now)
@@ -45,7 +49,7 @@ func (s *Service) emit(ctx context.Context, tx *txn, merchantID string, mode che
 		return err
 	}
 	for _, ep := range endpoints {
-		if !ep.Subscribes(typ) {
+		if !ep.Subscribes(typ) || !ep.Receives(now) {
 			continue
 		}
 		if err := tx.DeliveryInsert(ctx, checkout.NewDelivery(e, ep, now)); err != nil {

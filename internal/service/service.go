@@ -67,6 +67,7 @@ type Service struct {
 	log             *slog.Logger
 	urls            URLChecker
 	notify          func()
+	changes         changes
 	procs           pay.Registry
 	secrets         *seal.Key
 	keys            *ttlCache[*checkout.APIKey]

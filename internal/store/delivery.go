@@ -290,10 +290,7 @@ func (tx *Tx) deliveryRecord(ctx context.Context, owner string, a *checkout.Atte
 	if err != nil {
 		return false, err
 	}
-	_, err = tx.exec(ctx, `INSERT INTO delivery_attempts (delivery_id, number, started_at_ms, duration_us, status_code, error, response_body, endpoint_id)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
-		a.DeliveryID, a.Number, a.StartedAt.UnixMilli(), a.Duration.Microseconds(), a.StatusCode, a.Error, a.ResponseBody, endpointID)
-	if err != nil {
+	if err := tx.attemptInsert(ctx, a, endpointID); err != nil {
 		return false, err
 	}
 	res, err := tx.exec(ctx, `UPDATE deliveries SET status = $3, attempts = $4, next_attempt_at_ms = $5,
@@ -313,6 +310,14 @@ func (tx *Tx) deliveryRecord(ctx context.Context, owner string, a *checkout.Atte
 		WHERE id = $1 AND attempts < $2 AND status <> 'pending'`,
 		d.ID, a.Number, a.StatusCode, a.Error, d.UpdatedAt.UnixMilli())
 	return false, err
+}
+
+// attemptInsert stores an attempt of a delivery to endpointID.
+func (tx *Tx) attemptInsert(ctx context.Context, a *checkout.Attempt, endpointID string) error {
+	_, err := tx.exec(ctx, `INSERT INTO delivery_attempts (delivery_id, number, started_at_ms, duration_us, status_code, error, response_body, endpoint_id)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
+		a.DeliveryID, a.Number, a.StartedAt.UnixMilli(), a.Duration.Microseconds(), a.StatusCode, a.Error, a.ResponseBody, endpointID)
+	return err
 }
 
 // EventGet returns an event by id.

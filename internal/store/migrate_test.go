@@ -31,6 +31,16 @@ func freshDatabase(t *testing.T, name string) (open func() (*store.DB, error), d
 	return nil, "", ""
 }
 
+// undo0013 undoes migration 0013 (listeners) on either database; undo0012
+// follows it.
+var undo0013 = []string{
+	`DROP INDEX endpoints_listener`,
+	`ALTER TABLE endpoints DROP COLUMN seen_at_ms`,
+	`ALTER TABLE endpoints DROP COLUMN connection`,
+	`ALTER TABLE endpoints DROP COLUMN listener_name`,
+	`ALTER TABLE endpoints DROP COLUMN kind`,
+}
+
 // undo0012 undoes migration 0012 (HMAC keys' sealed secrets) on either
 // database; undo0011 follows it.
 var undo0012 = []string{
@@ -111,7 +121,7 @@ func TestMigrateHMACSecrets(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			for _, q := range append(undo0012, `DELETE FROM schema_migrations WHERE version >= 12`) {
+			for _, q := range append(append(undo0013, undo0012...), `DELETE FROM schema_migrations WHERE version >= 12`) {
 				if _, err := raw.ExecContext(ctx, q); err != nil {
 					t.Fatalf("%s: %v", q, err)
 				}
@@ -146,7 +156,7 @@ func TestMigrateHMACSecrets(t *testing.T) {
 // TestMigrateDashboardWebhooks upgrades a database of version 9 holding an
 // endpoint, a delivery and its attempt: the delivery gets its event's type
 // and the attempt its endpoint (so the list and health find them), and the
-// endpoint no description and no previous secret.
+// endpoint no description and no previous secret, and it is of kind https.
 func TestMigrateDashboardWebhooks(t *testing.T) {
 	ctx := context.Background()
 	for _, name := range storetest.Databases {
@@ -185,7 +195,7 @@ func TestMigrateDashboardWebhooks(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			for _, q := range append(append(append(undo0012, undo0011...), undo0010...),
+			for _, q := range append(append(append(append(undo0013, undo0012...), undo0011...), undo0010...),
 				`INSERT INTO delivery_attempts (delivery_id, number, started_at_ms, duration_us, status_code, error, response_body)
 					VALUES ('`+d.ID+`', 1, 1790000000000, 1000, 500, 'receiver answered 500', '')`,
 				`UPDATE deliveries SET status = 'failed'`,
@@ -210,7 +220,9 @@ func TestMigrateDashboardWebhooks(t *testing.T) {
 				t.Errorf("health after the upgrade = %+v, %v; want the attempt found by its endpoint", h, err)
 			}
 			gotEp, err := db.EndpointGet(ctx, ep.ID)
-			if err != nil || gotEp.Description != "" || gotEp.PreviousSecret != "" || !gotEp.PreviousSecretExpiresAt.IsZero() {
+			// Migration 0013 makes it an HTTPS endpoint (not a listener).
+			if err != nil || gotEp.Description != "" || gotEp.PreviousSecret != "" || !gotEp.PreviousSecretExpiresAt.IsZero() ||
+				gotEp.Kind != checkout.EndpointHTTPS || gotEp.IsListener() || !gotEp.SeenAt.IsZero() {
 				t.Errorf("endpoint after the upgrade = %+v, %v", gotEp, err)
 			}
 		})
@@ -257,7 +269,7 @@ func TestMigrateCryptoTxHash(t *testing.T) {
 				t.Fatal(err)
 			}
 			// (Each migration after 4 is undone here too.)
-			for _, q := range append(append(append(undo0012, undo0011...), undo0010...), []string{
+			for _, q := range append(append(append(append(undo0013, undo0012...), undo0011...), undo0010...), []string{
 				`DROP TABLE setup_tokens`,
 				`DROP TABLE dashboard_sessions`,
 				`DROP TABLE memberships`,

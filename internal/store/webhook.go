@@ -10,7 +10,7 @@ import (
 	"github.com/checkoutd/checkoutd/checkout"
 )
 
-const endpointColumns = `id, store_id, mode, url, events, enabled, secret, created_at, updated_at, description, previous_secret, previous_secret_expires_at`
+const endpointColumns = `id, store_id, mode, url, events, enabled, secret, created_at, updated_at, description, previous_secret, previous_secret_expires_at, kind, listener_name, seen_at_ms`
 
 // endpointFields are the columns of endpointColumns that scanEndpoint
 // reads into e, with the temporaries it converts from.
@@ -19,11 +19,12 @@ type endpointFields struct {
 	enabled         int
 	created, update int64
 	previousExpires int64
+	seen            int64
 }
 
 func (f *endpointFields) dest(e *checkout.Endpoint) []any {
 	return []any{&e.ID, &e.MerchantID, &e.Mode, &e.URL, &f.events, &f.enabled, &e.Secret, &f.created, &f.update,
-		&e.Description, &e.PreviousSecret, &f.previousExpires}
+		&e.Description, &e.PreviousSecret, &f.previousExpires, &e.Kind, &e.ListenerName, &f.seen}
 }
 
 func (f *endpointFields) fill(e *checkout.Endpoint) {
@@ -33,6 +34,9 @@ func (f *endpointFields) fill(e *checkout.Endpoint) {
 	e.UpdatedAt = time.Unix(f.update, 0)
 	if f.previousExpires != 0 {
 		e.PreviousSecretExpiresAt = time.Unix(f.previousExpires, 0)
+	}
+	if f.seen != 0 {
+		e.SeenAt = time.UnixMilli(f.seen)
 	}
 }
 
@@ -44,6 +48,15 @@ func scanEndpoint(row scanner) (*checkout.Endpoint, error) {
 	}
 	f.fill(&e)
 	return &e, nil
+}
+
+// unixMilliOrZero is a time for a NOT NULL column of Unix milliseconds
+// where 0 means none.
+func unixMilliOrZero(t time.Time) int64 {
+	if t.IsZero() {
+		return 0
+	}
+	return t.UnixMilli()
 }
 
 // unixOrZero is a time for a NOT NULL column of Unix seconds where 0 means
@@ -85,11 +98,15 @@ func (tx *Tx) MerchantLock(ctx context.Context, id string) error {
 	return tx.db.translate(err)
 }
 
-// EndpointInsert stores a new endpoint.
+// EndpointInsert stores a new endpoint (of kind HTTPS when e has none).
 func (tx *Tx) EndpointInsert(ctx context.Context, e *checkout.Endpoint) error {
-	_, err := tx.exec(ctx, `INSERT INTO endpoints (`+endpointColumns+`) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`,
+	if e.Kind == "" {
+		e.Kind = checkout.EndpointHTTPS
+	}
+	_, err := tx.exec(ctx, `INSERT INTO endpoints (`+endpointColumns+`) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)`,
 		e.ID, e.MerchantID, string(e.Mode), e.URL, strings.Join(e.Events, ","), boolInt(e.Enabled), e.Secret,
-		e.CreatedAt.Unix(), e.UpdatedAt.Unix(), e.Description, e.PreviousSecret, unixOrZero(e.PreviousSecretExpiresAt))
+		e.CreatedAt.Unix(), e.UpdatedAt.Unix(), e.Description, e.PreviousSecret, unixOrZero(e.PreviousSecretExpiresAt),
+		string(e.Kind), e.ListenerName, unixMilliOrZero(e.SeenAt))
 	return tx.db.translate(err)
 }
 
@@ -136,10 +153,10 @@ func (tx *Tx) EndpointDelete(ctx context.Context, id string) error {
 	return tx.db.translate(err)
 }
 
-// EndpointCount counts a store's endpoints.
+// EndpointCount counts a store's HTTPS endpoints (listeners aside).
 func (tx *Tx) EndpointCount(ctx context.Context, merchantID string) (int, error) {
 	var n int
-	err := tx.row(ctx, `SELECT COUNT(*) FROM endpoints WHERE store_id = $1`, merchantID).Scan(&n)
+	err := tx.row(ctx, `SELECT COUNT(*) FROM endpoints WHERE store_id = $1 AND kind = 'https'`, merchantID).Scan(&n)
 	return n, tx.db.translate(err)
 }
 

@@ -342,13 +342,39 @@ func (d *Dispatcher) store(batch []*pendingRecord) {
 // secret and, while a roll's overlap lasts at now, its previous one too
 // (one v1= each, the current first).
 func Send(client *http.Client, c *store.Claim, now time.Time) *checkout.Attempt {
-	a := &checkout.Attempt{DeliveryID: c.Delivery.ID, Number: c.Delivery.Attempts + 1, StartedAt: now}
 	body, err := json.Marshal(c.Event)
 	if err != nil {
-		a.Error = "encode event: " + err.Error()
-		return a
+		return &checkout.Attempt{DeliveryID: c.Delivery.ID, Number: c.Delivery.Attempts + 1, StartedAt: now, Error: "encode event: " + err.Error()}
 	}
-	req, err := http.NewRequest(http.MethodPost, c.Endpoint.URL, bytes.NewReader(body))
+	return Post(client, c.Endpoint.URL, &Message{
+		DeliveryID: c.Delivery.ID,
+		Attempt:    c.Delivery.Attempts + 1,
+		EventID:    c.Event.ID,
+		EventType:  c.Event.Type,
+		Signature:  checkout.SignWebhookSecrets(c.Endpoint.SigningSecrets(now), now, body),
+		Body:       body,
+	}, now)
+}
+
+// Message is one attempt of a delivery as it goes out: what Post sends.
+type Message struct {
+	DeliveryID string
+	// Attempt is the attempt's number, from 1 (Service-Delivery-Attempt).
+	Attempt   int
+	EventID   string
+	EventType string
+	// Signature is the Service-Webhook-Signature of Body.
+	Signature string
+	Body      []byte
+}
+
+// Post sends m to url at now, with the headers of SPEC.md, and returns the
+// attempt: the receiver's answer or why none came. The dispatcher posts to
+// HTTPS endpoints through the guarded client; `checkoutd listen` posts
+// what its stream sends to the developer's local URL.
+func Post(client *http.Client, url string, m *Message, now time.Time) *checkout.Attempt {
+	a := &checkout.Attempt{DeliveryID: m.DeliveryID, Number: m.Attempt, StartedAt: now}
+	req, err := http.NewRequest(http.MethodPost, url, bytes.NewReader(m.Body))
 	if err != nil {
 		a.Error = "invalid endpoint URL"
 		return a
@@ -356,11 +382,11 @@ func Send(client *http.Client, c *store.Claim, now time.Time) *checkout.Attempt 
 	h := req.Header
 	h["Content-Type"] = []string{"application/json"}
 	h["User-Agent"] = []string{UserAgent}
-	h["Service-Webhook-Signature"] = []string{checkout.SignWebhookSecrets(c.Endpoint.SigningSecrets(now), now, body)}
-	h["Service-Event-Id"] = []string{c.Event.ID}
-	h["Service-Event-Type"] = []string{c.Event.Type}
-	h["Service-Delivery-Id"] = []string{c.Delivery.ID}
-	h["Service-Delivery-Attempt"] = []string{strconv.Itoa(a.Number)}
+	h["Service-Webhook-Signature"] = []string{m.Signature}
+	h["Service-Event-Id"] = []string{m.EventID}
+	h["Service-Event-Type"] = []string{m.EventType}
+	h["Service-Delivery-Id"] = []string{m.DeliveryID}
+	h["Service-Delivery-Attempt"] = []string{strconv.Itoa(m.Attempt)}
 
 	start := time.Now()
 	resp, err := client.Do(req)

@@ -1,0 +1,277 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/checkoutd/checkoutd/checkout"
+	"github.com/checkoutd/checkoutd/internal/app"
+	"github.com/checkoutd/checkoutd/internal/logtest"
+	"github.com/checkoutd/checkoutd/internal/pay"
+	"github.com/checkoutd/checkoutd/internal/store"
+	"github.com/checkoutd/checkoutd/internal/store/storetest"
+	"github.com/checkoutd/checkoutd/internal/webhook/webhooktest"
+)
+
+// lockedBuffer is a bytes.Buffer safe for a command writing while a test
+// reads.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.Write(p)
+}
+
+func (b *lockedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.String()
+}
+
+// running is a checkoutd command running in this process until stopped.
+type running struct {
+	cancel      context.CancelFunc
+	done        chan error
+	out, errOut *lockedBuffer
+}
+
+func startCLI(e vars, args ...string) *running {
+	ctx, cancel := context.WithCancel(context.Background())
+	r := &running{cancel: cancel, done: make(chan error, 1), out: &lockedBuffer{}, errOut: &lockedBuffer{}}
+	go func() { r.done <- run(ctx, args, e.getenv, r.out, r.errOut) }()
+	return r
+}
+
+// stop interrupts the command (Ctrl-C) and waits for it to end.
+func (r *running) stop(t *testing.T) {
+	t.Helper()
+	r.cancel()
+	if err := <-r.done; err != nil {
+		t.Fatalf("checkoutd ended with %v\nstderr: %s", err, r.errOut.String())
+	}
+}
+
+// localReceiver is a developer's webhook receiver on their own machine: it
+// verifies each request with the listener's secret, as docs/webhooks.md
+// tells a receiver to, and keeps what came in order.
+type localReceiver struct {
+	*httptest.Server
+	secret string
+	mu     sync.Mutex
+	got    []receivedEvent
+	status int
+}
+
+type receivedEvent struct {
+	ID, Type, Session string
+	Verified          bool
+	Headers           http.Header
+}
+
+func newLocalReceiver(t *testing.T, secret string) *localReceiver {
+	r := &localReceiver{secret: secret, status: http.StatusOK}
+	r.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		body, _ := io.ReadAll(req.Body)
+		var e struct {
+			ID   string `json:"id"`
+			Type string `json:"type"`
+			Data struct {
+				Object struct {
+					ID        string `json:"id"`
+					SessionID string `json:"checkout_session_id"`
+				} `json:"object"`
+			} `json:"data"`
+		}
+		json.Unmarshal(body, &e)
+		session := e.Data.Object.ID
+		if strings.HasPrefix(e.Type, "payment.") {
+			session = e.Data.Object.SessionID
+		}
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		r.got = append(r.got, receivedEvent{ID: e.ID, Type: e.Type, Session: session, Headers: req.Header.Clone(),
+			Verified: webhooktest.Verify(req.Header.Get("Service-Webhook-Signature"), body, r.secret, time.Now())})
+		w.WriteHeader(r.status)
+		io.WriteString(w, `{"received":true}`)
+	}))
+	t.Cleanup(r.Close)
+	return r
+}
+
+func (r *localReceiver) events() []receivedEvent {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return slices.Clone(r.got)
+}
+
+func (r *localReceiver) setStatus(code int) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.status = code
+}
+
+// listen end to end: a developer's checkoutd listen forwards the store's
+// test-mode events to a local URL, signed, each once, in the order they
+// were made: those made while it runs, while it is stopped, and while its
+// stream is cut.
+func TestListen(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		srv := httptest.NewUnstartedServer(nil)
+		base := "http://" + srv.Listener.Addr().String()
+		a := app.New(app.Config{Store: db, Logger: logtest.Logger(t), BaseURL: base, CheckoutBaseURL: base,
+			Processors: pay.Registry{Test: pay.Simulators()}})
+		t.Cleanup(a.Close)
+		srv.Config.Handler = a.Handler
+		srv.Start()
+		t.Cleanup(srv.Close)
+		ctx := context.Background()
+		m, err := a.Service.CreateMerchant(ctx, checkout.MerchantParams{Name: "Acme", Currency: "USD"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, secret, err := a.Service.CreateAPIKey(ctx, checkout.APIKeyParams{MerchantID: m.ID, Mode: checkout.ModeTest, Type: checkout.KeyBearer,
+			Permissions: []checkout.Permission{checkout.PermCheckoutsWrite}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		env := vars{"CHECKOUTD_SECRET": secret}
+		flags := []string{"--store", m.ID, "--base-url", base, "--name", "laptop"}
+
+		// --print-secret registers the listener and prints its secret.
+		whsec := strings.TrimSpace(mustCLI(t, env, append([]string{"listen", "--print-secret"}, flags...)...))
+		if !strings.HasPrefix(whsec, checkout.WebhookSecretPrefix) {
+			t.Fatalf("listen --print-secret printed %q; want a whsec_ secret", whsec)
+		}
+		local := newLocalReceiver(t, whsec)
+		listenArgs := func(format string) []string {
+			return append([]string{"listen", "--forward-to", local.URL + "/hooks", "--format", format}, flags...)
+		}
+		received := func(n int) {
+			t.Helper()
+			waitFor(t, fmt.Sprintf("the local receiver to have %d events", n), 20*time.Second, func() bool { return len(local.events()) >= n })
+		}
+		createSession := func() {
+			t.Helper()
+			var s struct{ ID string }
+			tr, err := newTriggerer(base, m.ID, secret)
+			if err != nil {
+				t.Fatal(err)
+			}
+			// Its own connection: the test cuts the service's connections.
+			tr.client.Transport = &http.Transport{DisableKeepAlives: true}
+			if err := tr.api(ctx, http.MethodPost, "/checkouts", `{"items":[{"name":"Sword","amount":1500}]}`, &s); err != nil {
+				t.Fatal(err)
+			}
+		}
+
+		// Events made while it runs: a session, and one paid by trigger
+		// (three events of one session).
+		l := startCLI(env, listenArgs("json")...)
+		waitFor(t, "listen to connect", 20*time.Second, func() bool { return strings.Contains(l.errOut.String(), "Connected") })
+		if !strings.Contains(l.errOut.String(), whsec) {
+			t.Errorf("listen's stderr does not show the signing secret:\n%s", l.errOut.String())
+		}
+		createSession()
+		mustCLI(t, env, "trigger", "checkout.completed", "--store", m.ID, "--base-url", base)
+		received(4)
+		l.stop(t)
+		var lines []listenLine
+		dec := json.NewDecoder(strings.NewReader(l.out.String()))
+		for dec.More() {
+			var line listenLine
+			if err := dec.Decode(&line); err != nil {
+				t.Fatalf("listen --format json printed %q: %v", l.out.String(), err)
+			}
+			lines = append(lines, line)
+		}
+		if len(lines) != 4 || lines[0].StatusCode != 200 || lines[0].EventType != checkout.EventCheckoutCreated || len(lines[0].Event) == 0 {
+			t.Errorf("listen --format json printed %+v; want 4 lines, the first a checkout.created answered 200", lines)
+		}
+
+		// Events made while it is stopped wait for it.
+		createSession()
+		createSession()
+		l = startCLI(env, listenArgs("text")...)
+		received(6)
+		if !strings.Contains(l.out.String(), "<-- [200] POST "+local.URL+"/hooks") {
+			t.Errorf("listen's text output:\n%s", l.out.String())
+		}
+
+		// The stream cut under it: it reconnects, and what was made
+		// meanwhile arrives.
+		srv.CloseClientConnections()
+		createSession()
+		received(7)
+		// A local answer that is not 2xx fails the delivery at once: it is
+		// not forwarded again.
+		local.setStatus(http.StatusInternalServerError)
+		createSession()
+		received(8)
+		local.setStatus(http.StatusOK)
+		createSession()
+		received(9)
+		l.stop(t)
+
+		// Each event once, in the order made, each verified.
+		got := local.events()
+		var ids []string
+		for _, e := range got {
+			ids = append(ids, e.ID)
+			if !e.Verified {
+				t.Errorf("event %s failed the receiver's signature check", e.ID)
+			}
+			for _, h := range []string{"Service-Event-Id", "Service-Event-Type", "Service-Delivery-Id", "Service-Delivery-Attempt"} {
+				if e.Headers.Get(h) == "" {
+					t.Errorf("event %s came without %s", e.ID, h)
+				}
+			}
+		}
+		events, err := db.EventList(ctx, checkout.EventListParams{MerchantID: m.ID, Mode: checkout.ModeTest, Limit: 100})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var want []string
+		for _, e := range slices.Backward(events) {
+			want = append(want, e.ID)
+		}
+		if !slices.Equal(ids, want) {
+			t.Errorf("the receiver got %v; want every event once, in the order made: %v", ids, want)
+		}
+
+		// The service recorded each forward as the listener's delivery.
+		eps, err := db.EndpointList(ctx, m.ID)
+		if err != nil || len(eps) != 1 || !eps[0].IsListener() {
+			t.Fatalf("endpoints = %v, %v; want the listener alone", eps, err)
+		}
+		ds, err := db.DeliveryList(ctx, checkout.DeliveryListParams{EndpointID: eps[0].ID})
+		if err != nil {
+			t.Fatal(err)
+		}
+		failed := 0
+		for _, d := range ds {
+			if d.Attempts != 1 || !d.Finished() {
+				t.Errorf("delivery %s: %d attempts, %s; want one attempt, finished", d.ID, d.Attempts, d.Status)
+			}
+			if d.Status == checkout.DeliveryFailed {
+				failed++
+			}
+		}
+		if len(ds) != 9 || failed != 1 {
+			t.Errorf("%d deliveries to the listener, %d failed; want 9, the one answered 500 failed", len(ds), failed)
+		}
+	})
+}
