@@ -256,3 +256,16 @@ type ListenerDeliveryView struct {
 func ViewListenerDelivery(d *Delivery) ListenerDeliveryView {
 	return ListenerDeliveryView{Object: "delivery", ID: d.ID, EventID: d.EventID, Status: d.Status, Attempts: d.Attempts, StatusCode: d.LastStatusCode}
 }
+
+// Label names the endpoint for people: its URL, or for a listener the
+// machine it forwards to.
+func (e *Endpoint) Label() string {
+	if e.IsListener() {
+		return "checkoutd listen on " + e.ListenerName
+	}
+	return e.URL
+}
+
+// Held reports whether the delivery waits for a listener's stream rather
+// than for the dispatcher (ListenerHold).
+func (d *Delivery) Held() bool { return d.NextAttemptAt.Equal(ListenerHold) }

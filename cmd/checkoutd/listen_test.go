@@ -275,3 +275,61 @@ func TestListen(t *testing.T) {
 		}
 	})
 }
+
+// listen's mistakes are usage errors that say what to do; a key the
+// service refuses ends it with the service's words.
+func TestListenRefusals(t *testing.T) {
+	db := storetest.Open(t, "sqlite")
+	srv := httptest.NewUnstartedServer(nil)
+	base := "http://" + srv.Listener.Addr().String()
+	a := app.New(app.Config{Store: db, Logger: logtest.Logger(t), BaseURL: base, CheckoutBaseURL: base})
+	t.Cleanup(a.Close)
+	srv.Config.Handler = a.Handler
+	srv.Start()
+	t.Cleanup(srv.Close)
+	ctx := context.Background()
+	m, err := a.Service.CreateMerchant(ctx, checkout.MerchantParams{Name: "Acme", Currency: "USD"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, secret, err := a.Service.CreateAPIKey(ctx, checkout.APIKeyParams{MerchantID: m.ID, Mode: checkout.ModeTest, Type: checkout.KeyBearer,
+		Permissions: []checkout.Permission{checkout.PermCheckoutsRead}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := vars{"CHECKOUTD_SECRET": secret}
+	to := []string{"--forward-to", "http://localhost:3000/hooks"}
+	for _, tt := range []struct {
+		args  []string
+		env   vars
+		usage bool
+		want  string
+	}{
+		{[]string{"--store", m.ID}, env, true, "--forward-to"},
+		{append(to, "--base-url", base), env, true, "--store"},
+		{append(to, "--store", m.ID), vars{}, true, "CHECKOUTD_SECRET"},
+		{append(to, "--store", m.ID), vars{"CHECKOUTD_SECRET": "ck_live_sk_" + checkout.NewSecret()}, true, "test mode only"},
+		{[]string{"--forward-to", "localhost:3000", "--store", m.ID}, env, true, "not an http(s) URL"},
+		{append(to, "--store", m.ID, "--format", "yaml"), env, true, "--format"},
+		{append(to, "--store", m.ID, "--base-url", "ftp://x"), env, true, "--base-url"},
+		{append(to, "--store", m.ID, "--base-url", base, "--events", "checkout.paid"), env, false, "checkout.paid"},
+		{append(to, "--store", m.ID, "--base-url", base), vars{"CHECKOUTD_SECRET": "ck_test_sk_" + checkout.NewSecret()}, false, "invalid_api_key"},
+	} {
+		_, _, err := cli(t, tt.env, append([]string{"listen"}, tt.args...)...)
+		_, isUsage := err.(usageError)
+		if err == nil || isUsage != tt.usage || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("listen %q = %v; want a %s error saying %q", tt.args, err, map[bool]string{true: "usage", false: "plain"}[tt.usage], tt.want)
+		}
+	}
+
+	// webhooks list shows the listener for what it is.
+	mustCLI(t, env, "listen", "--print-secret", "--store", m.ID, "--base-url", base, "--name", "laptop")
+	eps, err := db.EndpointList(ctx, m.ID)
+	if err != nil || len(eps) != 1 {
+		t.Fatalf("endpoints = %v, %v", eps, err)
+	}
+	j := toEndpointJSON(eps[0], false)
+	if j.Kind != "listener" || j.ListenerName != "laptop" || j.URL != "" {
+		t.Errorf("the listener as the CLI lists it: %+v", j)
+	}
+}

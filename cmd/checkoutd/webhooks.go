@@ -65,15 +65,19 @@ func webhooksCmd(ctx context.Context, e env, args []string) error {
 // endpointJSON is an endpoint as the commands print it. Secret is set only
 // when the endpoint is created or its secret rolled.
 type endpointJSON struct {
-	ID          string   `json:"id"`
-	Object      string   `json:"object"`
-	StoreID     string   `json:"store_id"`
-	Mode        string   `json:"mode"`
-	URL         string   `json:"url"`
-	Events      []string `json:"events"`
-	Description string   `json:"description"`
-	Enabled     bool     `json:"enabled"`
-	Secret      string   `json:"secret,omitempty"`
+	ID      string `json:"id"`
+	Object  string `json:"object"`
+	StoreID string `json:"store_id"`
+	Mode    string `json:"mode"`
+	// Kind is https, or listener for checkoutd listen (whose url is "" and
+	// listener_name the machine's).
+	Kind         string   `json:"kind"`
+	URL          string   `json:"url"`
+	ListenerName string   `json:"listener_name,omitempty"`
+	Events       []string `json:"events"`
+	Description  string   `json:"description"`
+	Enabled      bool     `json:"enabled"`
+	Secret       string   `json:"secret,omitempty"`
 	// PreviousSecretExpiresAt is set by roll-secret --keep: until then the
 	// replaced secret signs beside the new one.
 	PreviousSecretExpiresAt *int64 `json:"previous_secret_expires_at,omitempty"`
@@ -81,7 +85,8 @@ type endpointJSON struct {
 }
 
 func toEndpointJSON(ep *checkout.Endpoint, withSecret bool) endpointJSON {
-	j := endpointJSON{ID: ep.ID, Object: "webhook_endpoint", StoreID: ep.MerchantID, Mode: string(ep.Mode), URL: ep.URL, Events: ep.Events,
+	j := endpointJSON{ID: ep.ID, Object: "webhook_endpoint", StoreID: ep.MerchantID, Mode: string(ep.Mode), Kind: string(ep.Kind), URL: ep.URL,
+		ListenerName: ep.ListenerName, Events: ep.Events,
 		Description: ep.Description, Enabled: ep.Enabled, CreatedAt: ep.CreatedAt.Unix()}
 	if withSecret {
 		j.Secret = ep.Secret

@@ -135,9 +135,6 @@ func HandleListenerStream(svc *service.Service, cfg StreamConfig) http.Handler {
 			}
 		}()
 		s := &sse{w: w, rc: http.NewResponseController(w)}
-		// The server's ReadTimeout would end the stream (and cancel its
-		// context) that long after it began; a stream has no more to read.
-		s.rc.SetReadDeadline(time.Time{})
 		h := w.Header()
 		h.Set("Content-Type", "text/event-stream")
 		h.Set("Cache-Control", "no-store")

@@ -40,6 +40,9 @@ type Config struct {
 	// rate limiter; time.Now when nil. CacheNow is the clock of the key and
 	// store caches (service.Config.CacheNow).
 	Now, CacheNow clock.Func
+	// StreamPing is how often an idle listener stream (checkoutd listen)
+	// sends a comment; 15 s when zero.
+	StreamPing time.Duration
 	// CheckoutBaseURL is the public address of the hosted payment pages.
 	CheckoutBaseURL string
 	// BaseURL is the public address of the API and the dashboard: under
@@ -161,7 +164,7 @@ func New(cfg Config) *App {
 		Metrics:      a.Metrics,
 		HideMetrics:  cfg.HideMetrics,
 		Dashboard:    dashboard.New(svc, cfg.BaseURL, cfg.Logger),
-		Streams:      api.StreamConfig{Done: a.streamsDone},
+		Streams:      api.StreamConfig{Done: a.streamsDone, Ping: cfg.StreamPing},
 	})
 	return a
 }

@@ -83,13 +83,19 @@ func eventChoices() []eventChoice {
 type endpointRow struct {
 	Endpoint *checkout.Endpoint
 	Health   *checkout.EndpointHealth
+	// Receives is whether a new event would reach it now (a listener away
+	// over 24 hours: not).
+	Receives bool
 }
 
 type webhooksView struct {
 	Layout
-	Rows   []endpointRow
-	Notice string
-	Max    int
+	Rows []endpointRow // the HTTPS endpoints
+	// Listeners are the store's checkoutd listen listeners (test mode).
+	Listeners []endpointRow
+	StoreID   string
+	Notice    string
+	Max       int
 }
 
 type endpointFormView struct {
@@ -109,6 +115,7 @@ type endpointView struct {
 	Notice     string
 	Error      string
 	Since      string // Retry all failed's date
+	Receives   bool   // a new event would reach it now
 }
 
 // HandleWebhooks serves GET .../developers/webhooks.
@@ -120,14 +127,20 @@ func (d *Dashboard) HandleWebhooks() http.Handler {
 			return
 		}
 		v := webhooksView{Layout: s.layout("Webhooks", sectionWebhooks), Max: checkout.MaxEndpointsPerStore,
-			Notice: noticeOf(r)}
+			StoreID: s.checkoutScope().MerchantID, Notice: noticeOf(r)}
+		now := d.svc.Now()
 		for _, ep := range eps {
 			h, err := d.svc.EndpointHealth(r.Context(), s.checkoutScope(), ep.ID)
 			if err != nil {
 				d.fail(w, r, err)
 				return
 			}
-			v.Rows = append(v.Rows, endpointRow{ep, h})
+			row := endpointRow{ep, h, ep.Receives(now)}
+			if ep.IsListener() {
+				v.Listeners = append(v.Listeners, row)
+			} else {
+				v.Rows = append(v.Rows, row)
+			}
 		}
 		d.render(w, r, http.StatusOK, "webhooks", v)
 	})
@@ -187,6 +200,7 @@ func (d *Dashboard) renderEndpoint(w http.ResponseWriter, r *http.Request, s *sc
 		return
 	}
 	v.Layout, v.Endpoint, v.Health, v.Deliveries = s.layout(endpointTitle(ep), sectionWebhooks), ep, h, page.Items
+	v.Receives = ep.Receives(d.svc.Now())
 	if page.Next != "" {
 		v.More = s.path(sectionDeliveries) + "?endpoint=" + ep.ID
 	}
@@ -213,6 +227,11 @@ func (d *Dashboard) HandleEditEndpointPage() http.Handler {
 		ep, err := d.svc.EndpointIn(r.Context(), s.checkoutScope(), r.PathValue("id"))
 		if err != nil {
 			d.failOrNotFound(w, r, s, err)
+			return
+		}
+		if ep.IsListener() {
+			// checkoutd listen sets a listener's events each time it runs.
+			d.failOrNotFound(w, r, s, checkout.EndpointNotFound(ep.ID))
 			return
 		}
 		v := endpointFormView{Layout: s.layout("Edit endpoint", sectionWebhooks), Endpoint: ep, Form: formOf(ep), Choices: eventChoices()}

@@ -5,13 +5,17 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/checkoutd/checkoutd/checkout"
 	"github.com/checkoutd/checkoutd/internal/api"
+	"github.com/checkoutd/checkoutd/internal/app"
+	"github.com/checkoutd/checkoutd/internal/logtest"
 	"github.com/checkoutd/checkoutd/internal/store"
 	"github.com/checkoutd/checkoutd/internal/store/storetest"
 	"github.com/checkoutd/checkoutd/internal/webhook/webhooktest"
@@ -358,4 +362,71 @@ func TestListenerStream(t *testing.T) {
 			t.Errorf("the newer stream's next event = %+v; want a delivery", e)
 		}
 	})
+}
+
+// A stream outlives the server's read and write timeouts (serve sets
+// both), which would otherwise end it, and a shutdown ends it
+// (App.CloseStreams) rather than waiting for it.
+func TestListenerStreamOutlivesServerTimeouts(t *testing.T) {
+	db := storetest.Open(t, "sqlite")
+	a := app.New(app.Config{Store: db, Logger: logtest.Logger(t), StreamPing: 10 * time.Millisecond})
+	t.Cleanup(a.Close)
+	srv := httptest.NewUnstartedServer(a.Handler)
+	srv.Config.ReadTimeout = 50 * time.Millisecond
+	srv.Config.WriteTimeout = 50 * time.Millisecond
+	srv.Start()
+	t.Cleanup(srv.Close)
+	ctx := context.Background()
+	m, err := a.Service.CreateMerchant(ctx, checkout.MerchantParams{Name: "Acme", Currency: "USD"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	key, secret, err := a.Service.CreateAPIKey(ctx, checkout.APIKeyParams{MerchantID: m.ID, Mode: checkout.ModeTest, Type: checkout.KeyBearer,
+		Permissions: []checkout.Permission{checkout.PermCheckoutsWrite}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := a.Service.Listen(ctx, key, checkout.ListenerParams{Name: "laptop"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	req, _ := http.NewRequest("GET", srv.URL+"/v1/stores/"+m.ID+"/listeners/"+l.ID+"/stream", nil)
+	req.Header.Set("Authorization", "Bearer "+secret)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	r := bufio.NewReader(resp.Body)
+	// Twenty pings: four times each timeout has passed.
+	for pings := 0; pings < 20; {
+		line, err := r.ReadString('\n')
+		if err != nil {
+			t.Fatalf("the stream ended after %d pings: %v", pings, err)
+		}
+		if line == ": ping\n" {
+			pings++
+		}
+	}
+	create, _ := http.NewRequest("POST", srv.URL+"/v1/stores/"+m.ID+"/checkouts", strings.NewReader(swordBody))
+	create.Header.Set("Authorization", "Bearer "+secret)
+	create.Header.Set("Content-Type", "application/json")
+	cr, err := http.DefaultClient.Do(create)
+	if err != nil || cr.StatusCode != 201 {
+		t.Fatalf("create = %v, %v", cr, err)
+	}
+	cr.Body.Close()
+	for {
+		line, err := r.ReadString('\n')
+		if err != nil {
+			t.Fatalf("the stream ended before the delivery: %v", err)
+		}
+		if line == "event: delivery\n" {
+			break
+		}
+	}
+	a.CloseStreams()
+	if _, err := io.Copy(io.Discard, r); err != nil {
+		t.Errorf("the stream after CloseStreams: %v; want it ended cleanly", err)
+	}
 }
