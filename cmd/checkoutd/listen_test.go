@@ -6,11 +6,14 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -331,5 +334,64 @@ func TestListenRefusals(t *testing.T) {
 	j := toEndpointJSON(eps[0], false)
 	if j.Kind != "listener" || j.ListenerName != "laptop" || j.URL != "" {
 		t.Errorf("the listener as the CLI lists it: %+v", j)
+	}
+}
+
+// listen against real processes: the service stops (its stream ends at
+// once, without holding up the shutdown) and starts again on the same
+// database, and listen, still running, reconnects and gets what was made
+// meanwhile.
+func TestListenAcrossServiceRestart(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts real processes")
+	}
+	db := filepath.Join(t.TempDir(), "checkoutd.db")
+	var st struct{ ID string }
+	cliJSON(t, &st, "stores", "create", "--database", db, "--name", "Acme Games", "--currency", "USD")
+	var key struct{ Secret string }
+	cliJSON(t, &key, "keys", "create", "--database", db, "--store", st.ID, "--mode", "test")
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	args := []string{"--database", db, "--addr", addr, "--shutdown-timeout", "5m", "--rate-limit", "0"}
+	p := startProcess(t, args...)
+	env := vars{"CHECKOUTD_SECRET": key.Secret}
+	flags := []string{"--store", st.ID, "--base-url", "http://" + addr}
+	whsec := strings.TrimSpace(mustCLI(t, env, append([]string{"listen", "--print-secret"}, flags...)...))
+	local := newLocalReceiver(t, whsec)
+	l := startCLI(env, append([]string{"listen", "--forward-to", local.URL}, flags...)...)
+	defer l.stop(t)
+	waitFor(t, "listen to connect", 30*time.Second, func() bool { return strings.Contains(l.errOut.String(), "Connected") })
+	createSessions(t, p, st.ID, key.Secret, 1)
+	waitFor(t, "the first event", 30*time.Second, func() bool { return len(local.events()) == 1 })
+
+	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	// With a 5-minute shutdown timeout, a stream left open would hold the
+	// process past this wait.
+	waitFor(t, "serve to stop", 60*time.Second, func() bool {
+		select {
+		case <-p.done:
+			return true
+		default:
+			return false
+		}
+	})
+	if err := p.wait(); err != nil {
+		t.Fatalf("serve exited with %v", err)
+	}
+	waitFor(t, "listen to notice", 30*time.Second, func() bool { return strings.Contains(l.errOut.String(), "reconnecting") })
+
+	p = startProcess(t, args...)
+	createSessions(t, p, st.ID, key.Secret, 2)
+	waitFor(t, "the events made after the restart", 60*time.Second, func() bool { return len(local.events()) == 3 })
+	for _, e := range local.events() {
+		if !e.Verified {
+			t.Errorf("event %s failed the receiver's signature check", e.ID)
+		}
 	}
 }
