@@ -132,13 +132,9 @@ func (r *ListenerResult) Validate() error {
 // at once. A listener does not retry: the developer saw the answer, and
 // resends from the dashboard when they want the event again.
 func (d *Delivery) RecordListened(a *Attempt, now time.Time) {
-	if d.Finished() {
+	if !d.count(a, now) {
 		return
 	}
-	d.Attempts++
-	d.LastStatusCode = a.StatusCode
-	d.LastError = a.Error
-	d.UpdatedAt = now
 	d.Status = DeliveryFailed
 	if a.Succeeded() {
 		d.Status = DeliverySucceeded

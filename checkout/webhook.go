@@ -388,13 +388,9 @@ func (a *Attempt) Succeeded() bool { return a.Error == "" && a.StatusCode >= 200
 // after the last. A delivery that is no longer pending (canceled while the
 // attempt ran) keeps its status.
 func (d *Delivery) Record(a *Attempt, now time.Time) {
-	if d.Finished() {
+	if !d.count(a, now) {
 		return
 	}
-	d.Attempts++
-	d.LastStatusCode = a.StatusCode
-	d.LastError = a.Error
-	d.UpdatedAt = now
 	switch {
 	case a.Succeeded():
 		d.Status = DeliverySucceeded
@@ -403,6 +399,19 @@ func (d *Delivery) Record(a *Attempt, now time.Time) {
 	default:
 		d.NextAttemptAt = now.Add(RetrySchedule[d.Attempts-1])
 	}
+}
+
+// count notes attempt a, ended at now, on a pending delivery; it reports
+// false, noting nothing, when the delivery is finished.
+func (d *Delivery) count(a *Attempt, now time.Time) bool {
+	if d.Finished() {
+		return false
+	}
+	d.Attempts++
+	d.LastStatusCode = a.StatusCode
+	d.LastError = a.Error
+	d.UpdatedAt = now
+	return true
 }
 
 // Cancel stops a pending delivery.

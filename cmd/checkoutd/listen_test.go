@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -26,35 +25,53 @@ import (
 	"github.com/checkoutd/checkoutd/internal/webhook/webhooktest"
 )
 
-// lockedBuffer is a bytes.Buffer safe for a command writing while a test
-// reads.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
+// localService is checkoutd in this process behind a real HTTP server, with a
+// store: what trigger and listen talk to.
+type localService struct {
+	app   *app.App
+	srv   *httptest.Server
+	base  string
+	store *checkout.Merchant
 }
 
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.Write(p)
+func startService(t *testing.T, db *store.DB) *localService {
+	t.Helper()
+	srv := httptest.NewUnstartedServer(nil)
+	base := "http://" + srv.Listener.Addr().String()
+	a := app.New(app.Config{Store: db, Logger: logtest.Logger(t), BaseURL: base, CheckoutBaseURL: base,
+		Processors: pay.Registry{Test: pay.Simulators()}})
+	t.Cleanup(a.Close)
+	srv.Config.Handler = a.Handler
+	srv.Start()
+	t.Cleanup(srv.Close)
+	m, err := a.Service.CreateMerchant(context.Background(), checkout.MerchantParams{Name: "Acme", Currency: "USD"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &localService{app: a, srv: srv, base: base, store: m}
 }
 
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.String()
+// key makes a bearer key of the store and returns its secret.
+func (s *localService) key(t *testing.T, mode checkout.Mode, perm checkout.Permission) string {
+	t.Helper()
+	_, secret, err := s.app.Service.CreateAPIKey(context.Background(), checkout.APIKeyParams{MerchantID: s.store.ID, Mode: mode,
+		Type: checkout.KeyBearer, Permissions: []checkout.Permission{perm}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return secret
 }
 
 // running is a checkoutd command running in this process until stopped.
 type running struct {
 	cancel      context.CancelFunc
 	done        chan error
-	out, errOut *lockedBuffer
+	out, errOut *logtest.Buffer
 }
 
 func startCLI(e vars, args ...string) *running {
 	ctx, cancel := context.WithCancel(context.Background())
-	r := &running{cancel: cancel, done: make(chan error, 1), out: &lockedBuffer{}, errOut: &lockedBuffer{}}
+	r := &running{cancel: cancel, done: make(chan error, 1), out: &logtest.Buffer{}, errOut: &logtest.Buffer{}}
 	go func() { r.done <- run(ctx, args, e.getenv, r.out, r.errOut) }()
 	return r
 }
@@ -133,24 +150,9 @@ func (r *localReceiver) setStatus(code int) {
 // stream is cut.
 func TestListen(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
-		srv := httptest.NewUnstartedServer(nil)
-		base := "http://" + srv.Listener.Addr().String()
-		a := app.New(app.Config{Store: db, Logger: logtest.Logger(t), BaseURL: base, CheckoutBaseURL: base,
-			Processors: pay.Registry{Test: pay.Simulators()}})
-		t.Cleanup(a.Close)
-		srv.Config.Handler = a.Handler
-		srv.Start()
-		t.Cleanup(srv.Close)
-		ctx := context.Background()
-		m, err := a.Service.CreateMerchant(ctx, checkout.MerchantParams{Name: "Acme", Currency: "USD"})
-		if err != nil {
-			t.Fatal(err)
-		}
-		_, secret, err := a.Service.CreateAPIKey(ctx, checkout.APIKeyParams{MerchantID: m.ID, Mode: checkout.ModeTest, Type: checkout.KeyBearer,
-			Permissions: []checkout.Permission{checkout.PermCheckoutsWrite}})
-		if err != nil {
-			t.Fatal(err)
-		}
+		svc := startService(t, db)
+		srv, base, m, ctx := svc.srv, svc.base, svc.store, context.Background()
+		secret := svc.key(t, checkout.ModeTest, checkout.PermCheckoutsWrite)
 		env := vars{"CHECKOUTD_SECRET": secret}
 		flags := []string{"--store", m.ID, "--base-url", base, "--name", "laptop"}
 
@@ -283,23 +285,9 @@ func TestListen(t *testing.T) {
 // service refuses ends it with the service's words.
 func TestListenRefusals(t *testing.T) {
 	db := storetest.Open(t, "sqlite")
-	srv := httptest.NewUnstartedServer(nil)
-	base := "http://" + srv.Listener.Addr().String()
-	a := app.New(app.Config{Store: db, Logger: logtest.Logger(t), BaseURL: base, CheckoutBaseURL: base})
-	t.Cleanup(a.Close)
-	srv.Config.Handler = a.Handler
-	srv.Start()
-	t.Cleanup(srv.Close)
-	ctx := context.Background()
-	m, err := a.Service.CreateMerchant(ctx, checkout.MerchantParams{Name: "Acme", Currency: "USD"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, secret, err := a.Service.CreateAPIKey(ctx, checkout.APIKeyParams{MerchantID: m.ID, Mode: checkout.ModeTest, Type: checkout.KeyBearer,
-		Permissions: []checkout.Permission{checkout.PermCheckoutsRead}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	svc := startService(t, db)
+	base, m, ctx := svc.base, svc.store, context.Background()
+	secret := svc.key(t, checkout.ModeTest, checkout.PermCheckoutsRead)
 	env := vars{"CHECKOUTD_SECRET": secret}
 	to := []string{"--forward-to", "http://localhost:3000/hooks"}
 	for _, tt := range []struct {

@@ -170,24 +170,10 @@ func (t *triggerer) api(ctx context.Context, method, path, body string, data any
 		return err
 	}
 	defer resp.Body.Close()
-	var env struct {
-		OK    bool            `json:"ok"`
-		Data  json.RawMessage `json:"data"`
-		Error *struct {
-			Code    string `json:"code"`
-			Message string `json:"message"`
-		} `json:"error"`
+	if err := decodeEnvelope(resp, data); err != nil {
+		return fmt.Errorf("%s %s: %w", method, path, err)
 	}
-	if err := json.NewDecoder(io.LimitReader(resp.Body, 1<<20)).Decode(&env); err != nil {
-		return fmt.Errorf("%s %s answered %d without the API's envelope: is --base-url the API?", method, path, resp.StatusCode)
-	}
-	if !env.OK || env.Error != nil {
-		if env.Error == nil {
-			return fmt.Errorf("%s %s answered %d", method, path, resp.StatusCode)
-		}
-		return fmt.Errorf("%s (%s, %d)", env.Error.Message, env.Error.Code, resp.StatusCode)
-	}
-	return json.Unmarshal(env.Data, data)
+	return nil
 }
 
 // csrfInput finds the payment page's form token.

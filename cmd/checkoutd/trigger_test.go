@@ -2,14 +2,10 @@ package main
 
 import (
 	"context"
-	"net/http/httptest"
 	"strings"
 	"testing"
 
 	"github.com/checkoutd/checkoutd/checkout"
-	"github.com/checkoutd/checkoutd/internal/app"
-	"github.com/checkoutd/checkoutd/internal/logtest"
-	"github.com/checkoutd/checkoutd/internal/pay"
 	"github.com/checkoutd/checkoutd/internal/store"
 	"github.com/checkoutd/checkoutd/internal/store/storetest"
 )
@@ -18,27 +14,9 @@ import (
 // and the payment page, as a merchant's server and a buyer cause them.
 func TestTrigger(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
-		srv := httptest.NewUnstartedServer(nil)
-		base := "http://" + srv.Listener.Addr().String()
-		a := app.New(app.Config{Store: db, Logger: logtest.Logger(t), BaseURL: base, CheckoutBaseURL: base,
-			Processors: pay.Registry{Test: pay.Simulators()}})
-		t.Cleanup(a.Close)
-		srv.Config.Handler = a.Handler
-		srv.Start()
-		t.Cleanup(srv.Close)
-		ctx := context.Background()
-		m, err := a.Service.CreateMerchant(ctx, checkout.MerchantParams{Name: "Acme", Currency: "USD"})
-		if err != nil {
-			t.Fatal(err)
-		}
-		key := func(mode checkout.Mode) string {
-			_, secret, err := a.Service.CreateAPIKey(ctx, checkout.APIKeyParams{MerchantID: m.ID, Mode: mode, Type: checkout.KeyBearer,
-				Permissions: []checkout.Permission{checkout.PermCheckoutsWrite}})
-			if err != nil {
-				t.Fatal(err)
-			}
-			return secret
-		}
+		svc := startService(t, db)
+		base, m, ctx := svc.base, svc.store, context.Background()
+		key := func(mode checkout.Mode) string { return svc.key(t, mode, checkout.PermCheckoutsWrite) }
 		env := vars{"CHECKOUTD_SECRET": key(checkout.ModeTest)}
 		events := func(typ, session string) int {
 			es, err := db.EventList(ctx, checkout.EventListParams{MerchantID: m.ID, Mode: checkout.ModeTest, Type: typ, Limit: 100})
