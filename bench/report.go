@@ -180,7 +180,9 @@ func (r *report) ratios() {
 		}
 	}
 	// Webhooks: throughput against bare's posts by as many workers; the
-	// first attempt's latency against one bare post's round trip.
+	// first attempt's latency against one bare post's round trip; a
+	// listener's throughput (one delivery at a time) against one bare
+	// worker's.
 	bareHook := map[string]hookRow{}
 	for _, rw := range r.Hooks {
 		if rw.Target == "bare" {
@@ -190,12 +192,12 @@ func (r *report) ratios() {
 	for i := range r.Hooks {
 		rw := &r.Hooks[i]
 		var v float64
-		switch b := bareHook[map[string]string{"deliver": "deliver", "first-attempt": "one"}[rw.Op]]; {
+		switch b := bareHook[map[string]string{"deliver": "deliver", "first-attempt": "one", "listen": "one"}[rw.Op]]; {
 		case rw.Skipped != "" || b.Target == "":
 			continue
 		case rw.Op == "first-attempt" && b.P50ms > 0:
 			v = rw.P50ms / b.P50ms
-		case rw.Op == "deliver" && b.PerSecond > 0:
+		case (rw.Op == "deliver" || rw.Op == "listen") && b.PerSecond > 0:
 			v = rw.PerSecond / b.PerSecond
 		default:
 			continue

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
 	"crypto/x509"
 	"encoding/json"
 	"fmt"
@@ -18,6 +19,7 @@ import (
 	"time"
 
 	"github.com/checkoutd/checkoutd/checkout"
+	"github.com/checkoutd/checkoutd/internal/listen"
 	"github.com/checkoutd/checkoutd/internal/service"
 	"github.com/checkoutd/checkoutd/internal/webhook"
 )
@@ -232,6 +234,70 @@ func measureHooks(ctx context.Context, cfg *config, t *target, rep *report) erro
 	if err := measureFirstAttempt(ctx, cfg, t, rep); err != nil {
 		return fmt.Errorf("first attempt: %w", err)
 	}
+	if err := measureListen(ctx, cfg, t, rep); err != nil {
+		return fmt.Errorf("listen: %w", err)
+	}
+	return nil
+}
+
+// listenBacklog bounds the listen row's backlog: a listener forwards one
+// delivery at a time.
+const listenBacklog = 1000
+
+// measureListen queues a backlog of sessions whose events wait for a
+// listener, then runs checkoutd listen's client (package listen, as the
+// CLI does) against the service's HTTP API, forwarding to the receiver, and
+// times it until the receiver has every event: a stream, a local post and a
+// result per delivery, one at a time.
+func measureListen(ctx context.Context, cfg *config, t *target, rep *report) error {
+	params := storeParams
+	params.Name = "Listen Games"
+	m, err := t.svc.CreateMerchant(ctx, params)
+	if err != nil {
+		return err
+	}
+	key, secret, err := t.svc.CreateAPIKey(ctx, checkout.APIKeyParams{MerchantID: m.ID, Mode: checkout.ModeTest, Type: checkout.KeyBearer,
+		Permissions: []checkout.Permission{checkout.PermCheckoutsWrite}})
+	if err != nil {
+		return err
+	}
+	l := listen.New(listen.Config{BaseURL: t.url, Store: m.ID, Secret: secret, Name: "bench", Events: endpointEvents,
+		ForwardTo: cfg.receiver.url(checkout.MaxEndpointsPerStore),
+		Local:     &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: cfg.receiver.roots()}}}})
+	if _, err := l.Register(ctx); err != nil {
+		return err
+	}
+	n := min(cfg.backlog, listenBacklog)
+	cparams, err := checkout.ParseCreateRequest([]byte(createBody))
+	if err != nil {
+		return err
+	}
+	for range n {
+		if _, err := t.svc.CreateSession(ctx, service.CreateSessionParams{Key: key, StoreID: m.ID, Params: cparams}); err != nil {
+			return err
+		}
+	}
+	cfg.receiver.reset()
+	lctx, stop := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	start := time.Now()
+	go func() { done <- l.Run(lctx) }()
+	deadline := start.Add(5 * time.Minute)
+	for {
+		if distinct, _ := cfg.receiver.counts(); distinct >= n || time.Now().After(deadline) || ctx.Err() != nil {
+			break
+		}
+		time.Sleep(time.Millisecond)
+	}
+	took := time.Since(start)
+	stop()
+	if err := <-done; err != nil {
+		return err
+	}
+	distinct, again := cfg.receiver.counts()
+	rep.addHook(hookRow{Target: t.name, Op: "listen", Deliveries: distinct, PerSecond: float64(distinct) / took.Seconds(),
+		Lost: n - distinct, Again: again,
+		Note: fmt.Sprintf("checkoutd listen's client forwarding a backlog of %d events, one at a time, in %.2fs (ratio: against one bare worker)", n, took.Seconds())})
 	return nil
 }
 

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/checkoutd/checkoutd/checkout"
+	"github.com/checkoutd/checkoutd/internal/listen"
 )
 
 // trigger makes a test-mode event happen for real, as a merchant's server
@@ -170,7 +171,7 @@ func (t *triggerer) api(ctx context.Context, method, path, body string, data any
 		return err
 	}
 	defer resp.Body.Close()
-	if err := decodeEnvelope(resp, data); err != nil {
+	if err := listen.DecodeEnvelope(resp, data); err != nil {
 		return fmt.Errorf("%s %s: %w", method, path, err)
 	}
 	return nil
