@@ -49,8 +49,11 @@ func TestRun(t *testing.T) {
 		if r.Target == "sqlite" && r.Op == "deliver" && r.Deliveries != 10*2 {
 			t.Errorf("drain delivered %d; want the backlog's 20", r.Deliveries)
 		}
+		if r.Target == "sqlite" && r.Op == "listen" && r.Deliveries != 10 {
+			t.Errorf("listen forwarded %d; want the backlog's 10", r.Deliveries)
+		}
 	}
-	if want := []string{"bare deliver", "bare one", "sqlite deliver", "sqlite first-attempt"}; !slices.Equal(got, want) {
+	if want := []string{"bare deliver", "bare one", "sqlite deliver", "sqlite first-attempt", "sqlite listen"}; !slices.Equal(got, want) {
 		t.Errorf("webhook rows = %q; want %q", got, want)
 	}
 	got = nil
