@@ -10,8 +10,8 @@ import (
 func TestLitecoin(t *testing.T) {
 	n := chaintest.StartLitecoin(t)
 	h, _ := n.Tip()
-	if h != 101 {
-		t.Fatalf("height after start = %d; want 101", h)
+	if h != chaintest.StartBlocks {
+		t.Fatalf("height after start = %d; want %d", h, chaintest.StartBlocks)
 	}
 	addr := n.NewAddress()
 	txid := n.Send(addr, 12345)

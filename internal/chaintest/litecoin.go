@@ -28,7 +28,7 @@ type Litecoin struct {
 	args    []string
 	proc    *proc
 	rpc     *rpcClient
-	mineTo  string // a funder address that collects block rewards
+	wallets bool // the funder and payee wallets exist
 	stopped bool
 }
 
@@ -38,9 +38,13 @@ const (
 	PayeeWallet  = "payee"
 )
 
+// StartBlocks is how many blocks StartLitecoin mines: the rewards of the
+// first 20 are mature (100 blocks deep), 1000 LTC for the funder to spend.
+const StartBlocks = 120
+
 // StartLitecoin starts litecoind -regtest on free ports in a temporary data
-// directory, creates the funder and payee wallets and mines 101 blocks to
-// the funder, so it has 50 LTC to spend. The node stops when t ends.
+// directory, creates the funder and payee wallets and mines StartBlocks
+// blocks to the funder. The node stops when t ends.
 //
 // The node relays replacements (-mempoolreplacement=1, off by default in
 // Litecoin Core) and its wallets signal them (-walletrbf=1), so that BumpFee
@@ -76,8 +80,8 @@ func StartLitecoin(t testing.TB) *Litecoin {
 	for _, w := range []string{FunderWallet, PayeeWallet} {
 		n.Call("createwallet", map[string]any{"wallet_name": w, "load_on_startup": true})
 	}
-	n.mineTo = n.newAddress(FunderWallet)
-	n.Mine(101)
+	n.wallets = true
+	n.Mine(StartBlocks)
 	return n
 }
 
@@ -96,7 +100,7 @@ func (n *Litecoin) start() {
 		n.t.Fatal(err)
 	}
 	// Wallets load after the RPC opens; wait until the funder's is back.
-	if n.mineTo != "" {
+	if n.wallets {
 		err = waitUntil(p, StartTimeout, func() error {
 			_, err := n.rpc.call(context.Background(), "/wallet/"+FunderWallet, "getwalletinfo", nil)
 			return err
@@ -173,7 +177,10 @@ func (n *Litecoin) Send(addr string, litoshi int64) string {
 func (n *Litecoin) Mine(count int) []string {
 	n.t.Helper()
 	var hashes []string
-	if err := decode(n.Call("generatetoaddress", []any{count, n.mineTo}), &hashes); err != nil {
+	// A fresh address each time makes each block new: a block mined again
+	// at the height of an invalidated one, with the same transactions in
+	// the same second, would otherwise be that invalid block.
+	if err := decode(n.Call("generatetoaddress", []any{count, n.newAddress(FunderWallet)}), &hashes); err != nil {
 		n.t.Fatal(err)
 	}
 	return hashes
@@ -296,7 +303,7 @@ func (n *Litecoin) DoubleSpend(txid string) (conflict, block string) {
 	var mined struct {
 		Hash string `json:"hash"`
 	}
-	if err := decode(n.Call("generateblock", []any{n.mineTo, []any{signed.Hex}}), &mined); err != nil {
+	if err := decode(n.Call("generateblock", []any{n.newAddress(FunderWallet), []any{signed.Hex}}), &mined); err != nil {
 		n.t.Fatal(err)
 	}
 	return conflict, mined.Hash
