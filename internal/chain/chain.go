@@ -66,6 +66,9 @@ const (
 	// chain, so this one cannot confirm unless that block is reorganised
 	// away.
 	Conflicted State = "conflicted"
+	// Failed: mined, but reverted, so no value moved (Ethereum: a
+	// transfer to a contract that refused it). It never counts.
+	Failed State = "failed"
 	// Missing: the node does not know the transaction (never seen, or
 	// reorganised away on Ethereum, where a node forgets such a
 	// transaction unless it is rebroadcast).

@@ -107,12 +107,41 @@ func (g *Ganache) NewAddress() string {
 // returns the transaction hash once its block is mined.
 func (g *Ganache) Send(addr string, wei *big.Int) string {
 	g.t.Helper()
+	// The gas is given, for ganache would refuse a transfer that reverts
+	// when estimating it.
+	return g.SendTx(map[string]any{"to": addr, "value": "0x" + wei.Text(16), "gas": "0x186a0"})
+}
+
+// SendTx sends a transaction from the first account (eth_sendTransaction
+// with tx as its fields, "from" added) and returns its hash once mined.
+func (g *Ganache) SendTx(tx map[string]any) string {
+	g.t.Helper()
+	tx["from"] = g.Accounts[0]
 	var hash string
-	tx := map[string]any{"from": g.Accounts[0], "to": addr, "value": "0x" + wei.Text(16)}
 	if err := decode(g.Call("eth_sendTransaction", []any{tx}), &hash); err != nil {
 		g.t.Fatal(err)
 	}
 	return hash
+}
+
+// revertingContract is the creation code of a contract that reverts every
+// call: its code is PUSH1 0 PUSH1 0 REVERT, copied into place and returned
+// by the creation code before it.
+const revertingContract = "0x6005600c60003960056000f3" + "60006000fd"
+
+// DeployRefuser deploys a contract that refuses all value sent to it (it
+// reverts) and returns its address: a transfer to it is mined, but fails.
+func (g *Ganache) DeployRefuser() string {
+	g.t.Helper()
+	hash := g.SendTx(map[string]any{"data": revertingContract, "gas": "0x30000"})
+	var r struct {
+		ContractAddress string `json:"contractAddress"`
+		Status          string `json:"status"`
+	}
+	if err := decode(g.Call("eth_getTransactionReceipt", []any{hash}), &r); err != nil || r.Status != "0x1" {
+		g.t.Fatalf("deploy: receipt %+v, %v", r, err)
+	}
+	return r.ContractAddress
 }
 
 // Mine mines count empty blocks.
