@@ -13,6 +13,9 @@ type Node interface {
 	Watch(ctx context.Context, address string) error
 	// Tip returns the best block.
 	Tip(ctx context.Context) (Block, error)
+	// Status says whether the node is reachable (an error when not) and
+	// in step with its network, for readiness checks and metrics.
+	Status(ctx context.Context) (Status, error)
 	// Since returns the transactions paying watched addresses that the
 	// node saw after the scan that returned cursor: those in later blocks,
 	// and those not in a block (in the mempool, dropped or conflicted).
@@ -28,6 +31,19 @@ type Node interface {
 type Block struct {
 	Height int64
 	Hash   string
+}
+
+// Status is how a node stands.
+type Status struct {
+	// Tip is the node's best block.
+	Tip Block
+	// Best is the height of the best chain the node has heard of: above
+	// Tip.Height while it downloads blocks.
+	Best int64
+	// Syncing reports that the node is still catching up with its
+	// network: the confirmations it reports lag the network's, and a
+	// payment may be seen late, never early.
+	Syncing bool
 }
 
 // Scan is the answer of Node.Since.

@@ -282,14 +282,27 @@ func (n *Node) Watch(ctx context.Context, address string) error {
 
 // Tip returns the best block.
 func (n *Node) Tip(ctx context.Context) (chain.Block, error) {
+	st, err := n.Status(ctx)
+	return st.Tip, err
+}
+
+// Status reads getblockchaininfo: the tip, the best header the node knows,
+// and whether it is in its initial block download.
+func (n *Node) Status(ctx context.Context) (chain.Status, error) {
 	var info struct {
-		Blocks        int64  `json:"blocks"`
-		BestBlockHash string `json:"bestblockhash"`
+		Blocks               int64  `json:"blocks"`
+		Headers              int64  `json:"headers"`
+		BestBlockHash        string `json:"bestblockhash"`
+		InitialBlockDownload bool   `json:"initialblockdownload"`
 	}
 	if err := n.call(ctx, "getblockchaininfo", nil, &info); err != nil {
-		return chain.Block{}, err
+		return chain.Status{}, err
 	}
-	return chain.Block{Height: info.Blocks, Hash: info.BestBlockHash}, nil
+	return chain.Status{
+		Tip:     chain.Block{Height: info.Blocks, Hash: info.BestBlockHash},
+		Best:    max(info.Headers, info.Blocks),
+		Syncing: info.InitialBlockDownload || info.Headers > info.Blocks,
+	}, nil
 }
 
 // walletTx is a wallet transaction entry of listsinceblock and

@@ -159,8 +159,13 @@ func TestPaymentSeenThenConfirmed(t *testing.T) {
 	ltc.Mine(5)
 	waitTx(t, n, txid, chain.Confirmed, 6)
 	tip, err := n.Tip(ctx)
-	if h, hash := ltc.Tip(); err != nil || tip.Height != h || tip.Hash != hash {
+	h, hash := ltc.Tip()
+	if err != nil || tip.Height != h || tip.Hash != hash {
 		t.Errorf("Tip() = %+v, %v; want %d %s", tip, err, h, hash)
+	}
+	st, err := n.Status(ctx)
+	if err != nil || st.Tip != tip || st.Best != h || st.Syncing {
+		t.Errorf("Status() = %+v, %v; want tip %+v, best %d, in step", st, err, tip, h)
 	}
 }
 

@@ -21,6 +21,7 @@ package ethereum
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math/big"
@@ -239,6 +240,31 @@ func (n *Node) Tip(ctx context.Context) (chain.Block, error) {
 		return chain.Block{}, err
 	}
 	return chain.Block{Height: h, Hash: b.Hash}, nil
+}
+
+// Status reads the latest block and eth_syncing, whose answer is false
+// or the current and highest blocks of a sync under way.
+func (n *Node) Status(ctx context.Context) (chain.Status, error) {
+	tip, err := n.Tip(ctx)
+	if err != nil {
+		return chain.Status{}, err
+	}
+	st := chain.Status{Tip: tip, Best: tip.Height}
+	var raw json.RawMessage
+	if err := n.call(ctx, "eth_syncing", nil, &raw); err != nil {
+		return chain.Status{}, err
+	}
+	var syncing struct {
+		HighestBlock string `json:"highestBlock"`
+	}
+	if string(raw) == "false" || json.Unmarshal(raw, &syncing) != nil {
+		return st, nil
+	}
+	st.Syncing = true
+	if h, err := parseHeight(syncing.HighestBlock); err == nil {
+		st.Best = max(h, tip.Height)
+	}
+	return st, nil
 }
 
 // Cursor returns the cursor of a scan that ended at block b.

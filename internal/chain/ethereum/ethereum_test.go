@@ -108,6 +108,10 @@ func TestTransferSeenAndCounted(t *testing.T) {
 	if err != nil || bal.Cmp(amount) != 0 {
 		t.Errorf("Balance(%s) = %v, %v; want %s", addr, bal, err, amount)
 	}
+	st, err := n.Status(ctx)
+	if h := g.BlockNumber(); err != nil || st.Tip.Height != h || st.Best != h || st.Syncing {
+		t.Errorf("Status() = %+v, %v; want tip %d, in step", st, err, h)
+	}
 	id, err := n.ChainID(ctx)
 	if err != nil || id.Int64() != 1337 {
 		t.Errorf("ChainID() = %v, %v; want 1337", id, err)
