@@ -1,17 +1,3 @@
-// Package bitcoind watches payments through the JSON-RPC of Bitcoin Core or
-// Litecoin Core (the same API), version 0.21 or later.
-//
-// The node keeps the watched addresses in a wallet of checkoutd's own,
-// watch-only and blank: no private key ever reaches the node or checkoutd.
-// EnsureWallet creates it (a descriptor wallet where the node supports
-// them, else a legacy one, as Debian's litecoind is built without SQLite)
-// and loads it; a wallet call that finds it unloaded, after a node
-// restart, loads it again. The node's wallet then does the watching: it
-// sees a payment in the mempool, follows it into blocks, through
-// reorganisations and replacements, and Since reads what changed with
-// listsinceblock from the last block seen.
-//
-// The RPC password never appears in an error or a log line.
 package bitcoind
 
 import (
@@ -341,7 +327,9 @@ func (n *Node) Since(ctx context.Context, cursor string) (chain.Scan, error) {
 			scan.Reorg = true // listsinceblock goes back to the fork
 		}
 	}
-	params := map[string]any{"target_confirmations": 1, "include_watchonly": true, "include_removed": true}
+	// include_watchonly is left to its default, true in a watch-only
+	// wallet: newer nodes deprecate it.
+	params := map[string]any{"target_confirmations": 1, "include_removed": true}
 	if cursor != "" {
 		params["blockhash"] = cursor
 	}
@@ -407,7 +395,7 @@ func (n *Node) Transaction(ctx context.Context, txid string) (chain.Tx, error) {
 		walletTx
 		Details []walletTx `json:"details"`
 	}
-	err := n.walletCall(ctx, "gettransaction", map[string]any{"txid": txid, "include_watchonly": true}, &r)
+	err := n.walletCall(ctx, "gettransaction", map[string]any{"txid": txid}, &r)
 	if jsonrpc.IsCode(err, codeInvalidAddressOrKey) {
 		return chain.Tx{ID: txid, State: chain.Missing}, nil
 	}
