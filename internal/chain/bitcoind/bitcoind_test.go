@@ -297,6 +297,14 @@ func TestNodeRestartCatchUp(t *testing.T) {
 		t.Fatal("Since with the node stopped: no error")
 	}
 	ltc.Restart()
+	// checkoutd restarted too: a new adapter, with the stored cursor.
+	n, err := bitcoind.New(bitcoind.Config{URL: ltc.URL, User: ltc.User, Password: ltc.Password, Wallet: "checkoutd"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := n.EnsureWallet(context.Background()); err != nil {
+		t.Fatalf("EnsureWallet after the restart: %v", err)
+	}
 
 	s := waitScan(t, n, cursor, "the payment mined while the watcher looked away", has(txid, chain.Confirmed))
 	if tx, _ := find(s, txid); tx.Confirmations != 3 {
