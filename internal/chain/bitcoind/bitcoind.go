@@ -52,14 +52,18 @@ type Config struct {
 
 // String keeps the password out of a Config printed by mistake.
 func (c Config) String() string {
-	return fmt.Sprintf("bitcoind{URL:%s User:%s Wallet:%s}", c.URL, c.User, c.Wallet)
+	u := "[invalid]"
+	if p, err := url.Parse(c.URL); err == nil {
+		u = p.Redacted()
+	}
+	return fmt.Sprintf("bitcoind{URL:%s User:%s Wallet:%s}", u, c.User, c.Wallet)
 }
 
 // GoString does the same for %#v.
 func (c Config) GoString() string { return c.String() }
 
 // Node is a Bitcoin Core or Litecoin Core node watched through its
-// JSON-RPC.
+// JSON-RPC. It is safe for concurrent use.
 type Node struct {
 	rpc        *jsonrpc.Client
 	wallet     string

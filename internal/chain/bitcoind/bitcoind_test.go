@@ -420,10 +420,14 @@ func TestPasswordNeverInErrors(t *testing.T) {
 	_, err = bitcoind.New(bitcoind.Config{URL: "http://u:" + secret + "@127.0.0.1:1", User: "u", Password: secret, Wallet: "w"})
 	check("credentials in the URL", err)
 
-	cfg := bitcoind.Config{URL: ltc.URL, User: "u", Password: secret, Wallet: "w"}
-	for _, s := range []string{fmt.Sprint(cfg), fmt.Sprintf("%+v", cfg), fmt.Sprintf("%#v", cfg)} {
-		if strings.Contains(s, secret) {
-			t.Errorf("printed Config %q holds the password", s)
+	for _, cfg := range []bitcoind.Config{
+		{URL: ltc.URL, User: "u", Password: secret, Wallet: "w"},
+		{URL: "http://u:" + secret + "@127.0.0.1:1", User: "u", Password: secret, Wallet: "w"},
+	} {
+		for _, s := range []string{fmt.Sprint(cfg), fmt.Sprintf("%+v", cfg), fmt.Sprintf("%#v", cfg)} {
+			if strings.Contains(s, secret) {
+				t.Errorf("printed Config %q holds the password", s)
+			}
 		}
 	}
 }

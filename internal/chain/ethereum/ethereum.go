@@ -50,7 +50,8 @@ func (c Config) String() string { return "ethereum{URL:[redacted]}" }
 // GoString does the same for %#v.
 func (c Config) GoString() string { return c.String() }
 
-// Node is an Ethereum node watched for transfers to addresses.
+// Node is an Ethereum node watched for transfers to addresses. It is safe
+// for concurrent use; its scans are meant to run one at a time.
 type Node struct {
 	rpc         *jsonrpc.Client
 	maxBlocks   int64
