@@ -132,6 +132,14 @@ type CryptoQuote struct {
 	Address    string
 	AmountBase string // decimal integer of base units
 	CreatedAt  time.Time
+	// KeyID and KeyIndex say which store key (CryptoKey) and index a live
+	// quote's address was derived at; "" and 0 for test mode's simulated
+	// addresses.
+	KeyID    string
+	KeyIndex int64
+	// ExpiresAt is when a live quote's amount stops holding (its rate is
+	// then stale); zero when it holds as long as the session (test mode).
+	ExpiresAt time.Time
 }
 
 // PaymentURI is what the QR code holds: the coin's URI scheme, the address

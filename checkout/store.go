@@ -64,6 +64,11 @@ type Store interface {
 	// PaymentListDue returns at most limit payments whose DueAt is at or
 	// before now, the longest due first.
 	PaymentListDue(ctx context.Context, now time.Time, limit int) ([]*Payment, error)
+	// CryptoKeyActive returns a store's active key for a coin; not_found
+	// when it has none.
+	CryptoKeyActive(ctx context.Context, merchantID, coin string) (*CryptoKey, error)
+	// CryptoKeyList returns a store's active keys, by coin.
+	CryptoKeyList(ctx context.Context, merchantID string) ([]*CryptoKey, error)
 	// CryptoQuoteGet returns a session's quote for a coin; not_found when
 	// there is none.
 	CryptoQuoteGet(ctx context.Context, sessionID, coin string) (*CryptoQuote, error)
@@ -203,6 +208,15 @@ type Tx interface {
 	PaymentGetByTxHash(ctx context.Context, sessionID, txHash string) (*Payment, error)
 	// PaymentCountFailed counts a session's failed payments of a method.
 	PaymentCountFailed(ctx context.Context, sessionID string, method PaymentMethod) (int, error)
+	// CryptoKeySet makes k its store's active key for its coin, keeping the
+	// index of a key of the same id set before, and returns it as stored.
+	CryptoKeySet(ctx context.Context, k *CryptoKey) (*CryptoKey, error)
+	// CryptoKeyRemove makes a store's key for a coin inactive; not_found
+	// when there is none.
+	CryptoKeyRemove(ctx context.Context, merchantID, coin string, now time.Time) error
+	// CryptoKeyTake returns a store's active key for a coin, its NextIndex
+	// the index to use now, and moves the key's index on, under its lock.
+	CryptoKeyTake(ctx context.Context, merchantID, coin string) (*CryptoKey, error)
 	// CryptoQuoteInsert stores a quote unless the session already has one
 	// for its coin (the first one stands).
 	CryptoQuoteInsert(ctx context.Context, q *CryptoQuote) error

@@ -6,6 +6,7 @@ import (
 	"io"
 	"maps"
 	"slices"
+	"strings"
 
 	"github.com/checkoutd/checkoutd/checkout"
 	"github.com/checkoutd/checkoutd/internal/service"
@@ -15,6 +16,106 @@ func storesCmd(ctx context.Context, e env, args []string) error {
 	return subcommand(ctx, e, "stores", args, map[string]func(context.Context, env, []string) error{
 		"create": storesCreate,
 		"list":   storesList,
+		"crypto": storesCrypto,
+	})
+}
+
+// storesCrypto manages stores' crypto keys: the extended public keys live
+// crypto quotes take their addresses from (docs/crypto-keys.md).
+func storesCrypto(ctx context.Context, e env, args []string) error {
+	return subcommand(ctx, e, "stores crypto", args, map[string]func(context.Context, env, []string) error{
+		"set":    storesCryptoSet,
+		"list":   storesCryptoList,
+		"remove": storesCryptoRemove,
+	})
+}
+
+// cryptoKeyJSON is a store's crypto key as the commands print it.
+type cryptoKeyJSON struct {
+	ID          string `json:"id"`
+	Object      string `json:"object"`
+	StoreID     string `json:"store_id"`
+	Coin        string `json:"coin"`
+	Network     string `json:"network"`
+	Key         string `json:"key"`
+	Fingerprint string `json:"fingerprint"`
+	// NextIndex is the index of the next address a quote takes.
+	NextIndex int64 `json:"next_index"`
+	// FirstAddress is the address at index 0, printed by set: compare it
+	// with the first receiving address your wallet shows.
+	FirstAddress string `json:"first_address,omitempty"`
+	UpdatedAt    int64  `json:"updated_at"`
+}
+
+func toCryptoKeyJSON(k *checkout.CryptoKey, first string) cryptoKeyJSON {
+	return cryptoKeyJSON{ID: k.ID, Object: "crypto_key", StoreID: k.MerchantID, Coin: k.Coin, Network: k.Network, Key: k.Key,
+		Fingerprint: k.Fingerprint, NextIndex: k.NextIndex, FirstAddress: first, UpdatedAt: k.UpdatedAt.Unix()}
+}
+
+func storesCryptoSet(ctx context.Context, e env, args []string) error {
+	a := newAdmin(e, "stores crypto set", "stores crypto set --store ID --coin BTC|LTC|ETH --xpub KEY [--network main|test|regtest] [--json]")
+	var store, coin, key, network string
+	a.fs.StringVar(&store, "store", "", "the store (required)")
+	a.fs.StringVar(&coin, "coin", "", "BTC, LTC or ETH (required)")
+	a.fs.StringVar(&key, "xpub", "", "the account's extended PUBLIC key (xpub, zpub, tpub, vpub, Ltub, ...) or a wpkh(...) descriptor; never a private key (required)")
+	a.fs.StringVar(&network, "network", "main", "the chain of the coin's node: main, test or regtest")
+	return a.run(ctx, args, func(svc *service.Service, _ []string) error {
+		if store == "" || coin == "" || key == "" {
+			return usageError{"stores crypto set needs --store, --coin and --xpub"}
+		}
+		set, err := svc.SetCryptoKey(ctx, store, coin, network, key)
+		if err != nil {
+			return describe(err)
+		}
+		return a.print(toCryptoKeyJSON(set.Key, set.FirstAddress), func(w io.Writer) {
+			k := set.Key
+			fmt.Fprintf(w, "store:\t%s\ncoin:\t%s (%s)\nfingerprint:\t%s\nnext index:\t%d\nfirst address:\t%s\n",
+				k.MerchantID, k.Coin, k.Network, k.Fingerprint, k.NextIndex, set.FirstAddress)
+			fmt.Fprintln(w, "Check that your wallet shows the first address above as its first receiving address before you take payments.")
+		})
+	})
+}
+
+func storesCryptoList(ctx context.Context, e env, args []string) error {
+	a := newAdmin(e, "stores crypto list", "stores crypto list --store ID [--json]")
+	var store string
+	a.fs.StringVar(&store, "store", "", "the store (required)")
+	return a.run(ctx, args, func(svc *service.Service, _ []string) error {
+		if store == "" {
+			return usageError{"stores crypto list needs --store"}
+		}
+		keys, err := svc.CryptoKeys(ctx, store)
+		if err != nil {
+			return err
+		}
+		out := make([]cryptoKeyJSON, len(keys))
+		for i, k := range keys {
+			out[i] = toCryptoKeyJSON(k, "")
+		}
+		return a.print(newList(out), func(w io.Writer) {
+			fmt.Fprintln(w, "COIN\tNETWORK\tFINGERPRINT\tNEXT INDEX\tKEY")
+			for _, k := range keys {
+				fmt.Fprintf(w, "%s\t%s\t%s\t%d\t%s\n", k.Coin, k.Network, k.Fingerprint, k.NextIndex, k.Key)
+			}
+		})
+	})
+}
+
+func storesCryptoRemove(ctx context.Context, e env, args []string) error {
+	a := newAdmin(e, "stores crypto remove", "stores crypto remove --store ID --coin COIN [--json]")
+	var store, coin string
+	a.fs.StringVar(&store, "store", "", "the store (required)")
+	a.fs.StringVar(&coin, "coin", "", "the coin whose key to remove (required)")
+	return a.run(ctx, args, func(svc *service.Service, _ []string) error {
+		if store == "" || coin == "" {
+			return usageError{"stores crypto remove needs --store and --coin"}
+		}
+		if err := svc.RemoveCryptoKey(ctx, store, coin); err != nil {
+			return err
+		}
+		return a.print(map[string]any{"object": "crypto_key", "store_id": store, "coin": strings.ToUpper(coin), "removed": true}, func(w io.Writer) {
+			fmt.Fprintf(w, "Removed the %s key of store %s: live sessions no longer offer %s. Set it again to resume where it was.\n", strings.ToUpper(coin), store, strings.ToUpper(coin))
+		})
 	})
 }
 

@@ -134,9 +134,13 @@ func (tx *Tx) PaymentCountFailed(ctx context.Context, sessionID string, method c
 // CryptoQuoteInsert stores a quote unless the session already has one for
 // the coin.
 func (tx *Tx) CryptoQuoteInsert(ctx context.Context, q *checkout.CryptoQuote) error {
-	_, err := tx.exec(ctx, `INSERT INTO crypto_quotes (session_id, coin, address, amount_base, created_at_ms)
-		VALUES ($1, $2, $3, $4, $5) ON CONFLICT (session_id, coin) DO NOTHING`,
-		q.SessionID, q.Coin, q.Address, q.AmountBase, q.CreatedAt.UnixMilli())
+	keyIndex := q.KeyIndex
+	if q.KeyID == "" {
+		keyIndex = -1
+	}
+	_, err := tx.exec(ctx, `INSERT INTO crypto_quotes (session_id, coin, address, amount_base, created_at_ms, key_id, key_index, expires_at_ms)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8) ON CONFLICT (session_id, coin) DO NOTHING`,
+		q.SessionID, q.Coin, q.Address, q.AmountBase, q.CreatedAt.UnixMilli(), q.KeyID, keyIndex, unixMilliOrZero(q.ExpiresAt))
 	return tx.db.translate(err)
 }
 
@@ -186,9 +190,9 @@ func (db *DB) scanPayments(rows *sql.Rows) ([]*checkout.Payment, error) {
 // CryptoQuoteGet returns a session's quote for a coin.
 func (db *DB) CryptoQuoteGet(ctx context.Context, sessionID, coin string) (*checkout.CryptoQuote, error) {
 	q := checkout.CryptoQuote{SessionID: sessionID, Coin: coin}
-	var created int64
-	err := db.readRow(ctx, `SELECT address, amount_base, created_at_ms FROM crypto_quotes WHERE session_id = $1 AND coin = $2`,
-		sessionID, coin).Scan(&q.Address, &q.AmountBase, &created)
+	var created, expires int64
+	err := db.readRow(ctx, `SELECT address, amount_base, created_at_ms, key_id, key_index, expires_at_ms FROM crypto_quotes WHERE session_id = $1 AND coin = $2`,
+		sessionID, coin).Scan(&q.Address, &q.AmountBase, &created, &q.KeyID, &q.KeyIndex, &expires)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, checkout.Errorf(checkout.ENotFound, "No %s quote for session %s.", coin, sessionID)
 	}
@@ -196,5 +200,11 @@ func (db *DB) CryptoQuoteGet(ctx context.Context, sessionID, coin string) (*chec
 		return nil, db.translate(err)
 	}
 	q.CreatedAt = time.UnixMilli(created)
+	if q.KeyID == "" {
+		q.KeyIndex = 0 // stored as -1: no index
+	}
+	if expires != 0 {
+		q.ExpiresAt = time.UnixMilli(expires)
+	}
 	return &q, nil
 }
