@@ -77,6 +77,10 @@ const (
 	// its coin's deadline (Coin.ConfirmationDeadline). Should it confirm
 	// later, its money is to be refunded.
 	FailConfirmationTimeout = "confirmation_timeout"
+	// FailUnderpaid: a live crypto transaction paid less than the quote.
+	// Its money is to be refunded; the session stays open for a payment
+	// of the whole amount.
+	FailUnderpaid = "underpaid"
 )
 
 // refundCodes are the failure codes of a failed payment whose money was, or
@@ -119,6 +123,7 @@ var failureMessages = map[string]string{
 	FailTradeReversed:        "The trade was reversed during the platform's trade hold.",
 	FailCapturedAfterFailure: "The payment was collected after it had failed; it is to be refunded.",
 	FailConfirmationTimeout:  "The transaction was not confirmed in time. Should it confirm later, it is to be refunded.",
+	FailUnderpaid:            "The transaction paid less than the amount quoted; it is to be refunded. Send the whole amount to pay.",
 }
 
 // FailureMessage returns the buyer-facing explanation of a failure code.
@@ -183,6 +188,11 @@ type CryptoDetails struct {
 	// large totals, and no float may hold money.
 	AmountBase    string `json:"amount_base"`
 	TxHash        string `json:"tx_hash"`
+	// ReceivedBase is what the transaction paid to the address, in base
+	// units, when a live node reported it ("" in test mode, which pays the
+	// quote exactly). More than AmountBase is an overpayment: the session
+	// completes and the excess shows.
+	ReceivedBase  string `json:"received_base,omitempty"`
 	Confirmations int    `json:"confirmations_needed"`
 	// BroadcastAt is when the transaction was seen on the network.
 	BroadcastAt int64 `json:"broadcast_at"`

@@ -69,6 +69,9 @@ type Store interface {
 	CryptoKeyActive(ctx context.Context, merchantID, coin string) (*CryptoKey, error)
 	// CryptoKeyList returns a store's active keys, by coin.
 	CryptoKeyList(ctx context.Context, merchantID string) ([]*CryptoKey, error)
+	// CryptoQuoteByAddress returns the quote that pays to a coin's address;
+	// not_found when none does.
+	CryptoQuoteByAddress(ctx context.Context, coin, address string) (*CryptoQuote, error)
 	// CryptoQuoteGet returns a session's quote for a coin; not_found when
 	// there is none.
 	CryptoQuoteGet(ctx context.Context, sessionID, coin string) (*CryptoQuote, error)
@@ -217,6 +220,9 @@ type Tx interface {
 	// CryptoKeyTake returns a store's active key for a coin, its NextIndex
 	// the index to use now, and moves the key's index on, under its lock.
 	CryptoKeyTake(ctx context.Context, merchantID, coin string) (*CryptoKey, error)
+	// CryptoQuoteGet returns a session's quote for a coin, in the
+	// transaction; not_found when there is none.
+	CryptoQuoteGet(ctx context.Context, sessionID, coin string) (*CryptoQuote, error)
 	// CryptoQuoteInsert stores a quote unless the session already has one
 	// for its coin (the first one stands).
 	CryptoQuoteInsert(ctx context.Context, q *CryptoQuote) error

@@ -40,6 +40,10 @@ type Config struct {
 	// rate limiter; time.Now when nil. CacheNow is the clock of the key and
 	// store caches (service.Config.CacheNow).
 	Now, CacheNow clock.Func
+	// CryptoScanInterval is how often the live crypto nodes are scanned
+	// (DefaultCryptoScanInterval when zero); only with a live crypto
+	// network.
+	CryptoScanInterval time.Duration
 	// StreamPing is how often an idle listener stream (checkoutd listen)
 	// sends a comment; 15 s when zero.
 	StreamPing time.Duration
@@ -89,6 +93,10 @@ const (
 	DefaultExpiryInterval   = 2 * time.Second
 	DefaultPaymentsInterval = 2 * time.Second
 	DefaultPurgeInterval    = time.Hour
+	// DefaultCryptoScanInterval is how often the live crypto nodes are
+	// scanned for payments: a new block or mempool transaction shows within
+	// that long.
+	DefaultCryptoScanInterval = 5 * time.Second
 )
 
 // App is checkoutd built: its parts, for the callers that look into them
@@ -152,6 +160,10 @@ func New(cfg Config) *App {
 			RunOnce: func(ctx context.Context) error { _, err := svc.ProcessAllDuePayments(ctx); return err }},
 		{Name: "purge", Interval: or(cfg.PurgeInterval, DefaultPurgeInterval), Counts: &jobs.Counts{},
 			RunOnce: func(ctx context.Context) error { _, err := svc.Purge(ctx); return err }},
+	}
+	if _, ok := cfg.Processors.Live.Crypto.(pay.LiveCryptoNetwork); ok {
+		a.Jobs = append(a.Jobs, jobs.Job{Name: service.JobCryptoScan, Interval: or(cfg.CryptoScanInterval, DefaultCryptoScanInterval), Counts: &jobs.Counts{},
+			RunOnce: func(ctx context.Context) error { _, err := svc.ScanCrypto(ctx); return err }})
 	}
 	a.Metrics = newMetrics(observed{store: cfg.Store, service: svc, dispatcher: a.Dispatcher, logs: a.RequestLogs, jobs: a.Jobs, started: time.Now()})
 	a.Handler = server.New(server.Deps{

@@ -93,6 +93,9 @@ type quoteView struct {
 	// scheme, the network's address and a number: safe as a link.
 	URI template.URL
 	QR  template.HTML
+	// ExpiresAt is when a live quote's amount stops holding (RFC 3339, UTC);
+	// "" when it holds as long as the session (test mode).
+	ExpiresAt string
 }
 
 type skinView struct {
@@ -225,10 +228,12 @@ func (p *Page) view(ctx context.Context, w http.ResponseWriter, r *http.Request,
 	switch v.Method {
 	case checkout.MethodCrypto:
 		code := q.Get("coin")
-		for _, c := range checkout.Coins {
+		offered := false
+		for _, c := range ps.Coins {
 			v.Coins = append(v.Coins, coinView{Code: c.Code, Name: c.Name, Current: c.Code == code, Duration: confirmationText(c)})
+			offered = offered || c.Code == code
 		}
-		if c, ok := checkout.CoinByCode(code); ok {
+		if c, ok := checkout.CoinByCode(code); ok && offered {
 			quote, err := p.svc.Store().CryptoQuoteGet(ctx, s.ID, c.Code)
 			if err != nil && !checkout.IsCode(err, checkout.ENotFound) {
 				return nil, err
@@ -262,8 +267,15 @@ func quoteOf(q *checkout.CryptoQuote, c checkout.Coin) (*quoteView, error) {
 	return &quoteView{
 		Coin: c.Code, CoinName: c.Name, Address: q.Address,
 		Amount: checkout.FormatCoin(q.AmountBase, c), Base: q.AmountBase, BaseUnit: c.BaseUnit,
-		URI: template.URL(uri), QR: svg,
+		URI: template.URL(uri), QR: svg, ExpiresAt: expiresAt(q.ExpiresAt),
 	}, nil
+}
+
+func expiresAt(t time.Time) string {
+	if t.IsZero() {
+		return ""
+	}
+	return t.UTC().Format(time.RFC3339)
 }
 
 func confirmationText(c checkout.Coin) string {

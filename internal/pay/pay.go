@@ -129,6 +129,10 @@ type QuoteRequest struct {
 	Coin      checkout.Coin
 	Amount    int64 // minor units of Currency
 	Currency  string
+	// Address is the address a live quote pays to, derived by the service
+	// from the store's key (a LiveCryptoNetwork watches it); "" in test
+	// mode, where the network picks one.
+	Address string
 }
 
 // Quote is where and how much a buyer pays in a coin.
@@ -143,6 +147,37 @@ type CryptoNetwork interface {
 	// Confirmations returns how many confirmations p's transaction has at
 	// now.
 	Confirmations(ctx context.Context, p *checkout.Payment, now time.Time) (int, error)
+}
+
+// LiveCryptoNetwork is a crypto network on real chains (package
+// livecrypto): addresses come from the stores' keys, payments from the
+// nodes, which the service scans.
+type LiveCryptoNetwork interface {
+	CryptoNetwork
+	// Offers reports whether the network takes coin (its node is
+	// configured).
+	Offers(coin string) bool
+	// Network is the chain of coin's node (main, test or regtest), which a
+	// store's key for the coin must be made for.
+	Network(coin string) string
+	// Depth is how many confirmations a payment in coin needs.
+	Depth(coin string) int
+	// Scan returns the transactions that paid watched addresses since the
+	// last committed scan (after a restart, since the first: recording is
+	// idempotent), each output of each once at least. The caller calls
+	// commit once it has recorded them all, and the next scan starts after
+	// them; until then, the next scan reports them again.
+	Scan(ctx context.Context) (rs []Received, commit func(), err error)
+}
+
+// Received is a transaction output paying a watched address, as a scan
+// found it: in the mempool or in a block.
+type Received struct {
+	Coin    string
+	TxID    string
+	Vout    int
+	Address string
+	Amount  *big.Int // base units
 }
 
 // TradeRequest asks a skins platform to trade a buyer's items.

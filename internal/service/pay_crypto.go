@@ -3,7 +3,9 @@ package service
 import (
 	"context"
 	"fmt"
+	"math/big"
 	"slices"
+	"time"
 
 	"github.com/checkoutd/checkoutd/checkout"
 	"github.com/checkoutd/checkoutd/internal/pay"
@@ -29,6 +31,9 @@ func (s *Service) CryptoQuote(ctx context.Context, sessionID, coinCode string) (
 	}
 	if d := ps.Session.PaymentDecline(s.now()); d == checkout.DeclineComplete || d == checkout.DeclineExpired {
 		return nil, d
+	}
+	if live, ok := network.(pay.LiveCryptoNetwork); ok && ps.Session.Mode.Live() {
+		return s.liveQuote(ctx, live, ps.Session, coin)
 	}
 	sess := ps.Session
 	quote, err := network.Quote(ctx, pay.QuoteRequest{SessionID: sessionID, Mode: sess.Mode, Coin: coin, Amount: sess.TotalAmount, Currency: sess.Currency})
@@ -75,6 +80,25 @@ func (s *Service) SimulateCryptoPayment(ctx context.Context, sessionID, coin str
 }
 
 func (s *Service) cryptoReceived(ctx context.Context, sessionID, coinCode, txHash string, refuseTaken bool) (*checkout.Payment, error) {
+	return s.recordCrypto(ctx, cryptoReport{sessionID: sessionID, coin: coinCode, txHash: txHash, refuseTaken: refuseTaken})
+}
+
+// cryptoReport is a transaction paying a quote, as reported.
+type cryptoReport struct {
+	sessionID, coin, txHash string
+	// refuseTaken is the simulator's: send nothing to a session that is
+	// paid or held.
+	refuseTaken bool
+	// received is what a live node saw the transaction pay (nil: the
+	// quote exactly), required what it must pay (nil: the quote's amount;
+	// a fresh quote's when the quote had expired), and depth the
+	// confirmations it needs (0: the coin's default).
+	received, required *big.Int
+	depth              int
+}
+
+func (s *Service) recordCrypto(ctx context.Context, r cryptoReport) (*checkout.Payment, error) {
+	sessionID, coinCode, txHash, refuseTaken := r.sessionID, r.coin, r.txHash, r.refuseTaken
 	coin, ok := checkout.CoinByCode(coinCode)
 	if !ok {
 		return nil, checkout.Errorf(checkout.EValidationFailed, "Unknown coin %s.", coinCode)
@@ -124,6 +148,25 @@ func (s *Service) cryptoReceived(ctx context.Context, sessionID, coinCode, txHas
 			Coin: coin.Code, Address: q.Address, AmountBase: q.AmountBase, TxHash: txHash,
 			Confirmations: coin.Confirmations, BroadcastAt: now.UnixMilli(),
 		}
+		if r.depth > 0 {
+			p.Crypto.Confirmations = r.depth
+		}
+		if r.received != nil {
+			p.Crypto.ReceivedBase = r.received.String()
+			required := r.required
+			if required == nil {
+				var ok bool
+				if required, ok = new(big.Int).SetString(q.AmountBase, 10); !ok {
+					return fmt.Errorf("quote amount %q is not an integer", q.AmountBase)
+				}
+			}
+			if r.received.Cmp(required) < 0 && d == checkout.DeclineNone {
+				if err := tx.PaymentInsert(ctx, p); err != nil {
+					return err
+				}
+				return s.failPayment(ctx, tx, m, sess, p, checkout.FailUnderpaid)
+			}
+		}
 		if d != checkout.DeclineNone {
 			code := map[checkout.Decline]string{
 				checkout.DeclineExpired:    checkout.FailSessionExpired,
@@ -135,7 +178,10 @@ func (s *Service) cryptoReceived(ctx context.Context, sessionID, coinCode, txHas
 			}
 			return s.failPayment(ctx, tx, m, sess, p, code)
 		}
-		due := now.Add(coin.ConfirmationTime())
+		due := now.Add(time.Duration(p.Crypto.Confirmations) * coin.BlockTime)
+		if r.received != nil {
+			due = now.Add(coin.BlockTime) // a live node counts: look at each block
+		}
 		p.DueAt = &due
 		return hold(ctx, tx, sess, p, now)
 	})

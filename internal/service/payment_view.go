@@ -2,6 +2,7 @@ package service
 
 import (
 	"context"
+	"slices"
 
 	"github.com/checkoutd/checkoutd/checkout"
 	"github.com/checkoutd/checkoutd/internal/pay"
@@ -13,6 +14,10 @@ type PageSession struct {
 	Merchant *checkout.Merchant
 	// Methods are the payment methods the session's mode offers.
 	Methods []checkout.PaymentMethod
+	// Coins are the coins the crypto method offers: every coin in test
+	// mode; in live mode those with a node here and a key of the store's
+	// for the node's chain.
+	Coins []checkout.Coin
 	// Active is the payment on its way, nil when none is.
 	Active *checkout.Payment
 	// Paid is the payment that completed the session, nil until one did.
@@ -45,6 +50,12 @@ func (s *Service) PageSession(ctx context.Context, id string) (*PageSession, err
 		}
 	}
 	ps := &PageSession{Session: sess, Merchant: m, Methods: s.procs.For(sess.Mode).Methods()}
+	if ps.Coins, err = s.coinsOffered(ctx, sess); err != nil {
+		return nil, err
+	}
+	if len(ps.Coins) == 0 {
+		ps.Methods = slices.DeleteFunc(ps.Methods, func(m checkout.PaymentMethod) bool { return m == checkout.MethodCrypto })
+	}
 	payments, err := s.store.PaymentListBySession(ctx, id)
 	if err != nil {
 		return nil, err

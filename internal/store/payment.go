@@ -187,17 +187,13 @@ func (db *DB) scanPayments(rows *sql.Rows) ([]*checkout.Payment, error) {
 	return out, db.translate(rows.Err())
 }
 
-// CryptoQuoteGet returns a session's quote for a coin.
-func (db *DB) CryptoQuoteGet(ctx context.Context, sessionID, coin string) (*checkout.CryptoQuote, error) {
-	q := checkout.CryptoQuote{SessionID: sessionID, Coin: coin}
+const cryptoQuoteColumns = `session_id, coin, address, amount_base, created_at_ms, key_id, key_index, expires_at_ms`
+
+func scanCryptoQuote(row scanner) (*checkout.CryptoQuote, error) {
+	var q checkout.CryptoQuote
 	var created, expires int64
-	err := db.readRow(ctx, `SELECT address, amount_base, created_at_ms, key_id, key_index, expires_at_ms FROM crypto_quotes WHERE session_id = $1 AND coin = $2`,
-		sessionID, coin).Scan(&q.Address, &q.AmountBase, &created, &q.KeyID, &q.KeyIndex, &expires)
-	if errors.Is(err, sql.ErrNoRows) {
-		return nil, checkout.Errorf(checkout.ENotFound, "No %s quote for session %s.", coin, sessionID)
-	}
-	if err != nil {
-		return nil, db.translate(err)
+	if err := row.Scan(&q.SessionID, &q.Coin, &q.Address, &q.AmountBase, &created, &q.KeyID, &q.KeyIndex, &expires); err != nil {
+		return nil, err
 	}
 	q.CreatedAt = time.UnixMilli(created)
 	if q.KeyID == "" {
@@ -207,4 +203,37 @@ func (db *DB) CryptoQuoteGet(ctx context.Context, sessionID, coin string) (*chec
 		q.ExpiresAt = time.UnixMilli(expires)
 	}
 	return &q, nil
+}
+
+func noQuote(sessionID, coin string) error {
+	return checkout.Errorf(checkout.ENotFound, "No %s quote for session %s.", coin, sessionID)
+}
+
+// CryptoQuoteGet returns a session's quote for a coin.
+func (db *DB) CryptoQuoteGet(ctx context.Context, sessionID, coin string) (*checkout.CryptoQuote, error) {
+	q, err := scanCryptoQuote(db.readRow(ctx, `SELECT `+cryptoQuoteColumns+` FROM crypto_quotes WHERE session_id = $1 AND coin = $2`, sessionID, coin))
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, noQuote(sessionID, coin)
+	}
+	return q, db.translate(err)
+}
+
+// CryptoQuoteGet returns a session's quote for a coin, in the transaction.
+func (tx *Tx) CryptoQuoteGet(ctx context.Context, sessionID, coin string) (*checkout.CryptoQuote, error) {
+	q, err := scanCryptoQuote(tx.row(ctx, `SELECT `+cryptoQuoteColumns+` FROM crypto_quotes WHERE session_id = $1 AND coin = $2`, sessionID, coin))
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, noQuote(sessionID, coin)
+	}
+	return q, tx.db.translate(err)
+}
+
+// CryptoQuoteByAddress returns the quote that pays to a coin's address: a
+// live address belongs to one quote. not_found when none does.
+func (db *DB) CryptoQuoteByAddress(ctx context.Context, coin, address string) (*checkout.CryptoQuote, error) {
+	q, err := scanCryptoQuote(db.readRow(ctx, `SELECT `+cryptoQuoteColumns+` FROM crypto_quotes WHERE coin = $1 AND address = $2
+		ORDER BY created_at_ms LIMIT 1`, coin, address))
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, checkout.Errorf(checkout.ENotFound, "No %s quote pays to %s.", coin, address)
+	}
+	return q, db.translate(err)
 }

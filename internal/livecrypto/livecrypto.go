@@ -1,0 +1,182 @@
+// Package livecrypto takes live crypto payments on real chains, the way
+// self-hosted processors do: the merchant keeps the keys and checkoutd
+// watches the chain. Each quote pays to an address the service derives from
+// the store's extended public key (internal/hdwallet); this network has the
+// coin's node watch it (internal/chain), prices it at the current rate, and
+// reports what the nodes see: transactions paying watched addresses (Scan)
+// and their confirmations, counted by the node, so a reorganisation that
+// takes a transaction out of the chain takes its confirmations with it.
+package livecrypto
+
+import (
+	"context"
+	"fmt"
+	"math/big"
+	"sync"
+	"time"
+
+	"github.com/checkoutd/checkoutd/checkout"
+	"github.com/checkoutd/checkoutd/internal/chain"
+	"github.com/checkoutd/checkoutd/internal/pay"
+)
+
+// Coin is one coin the network takes: its node, the node's chain, and the
+// confirmations a payment needs.
+type Coin struct {
+	Code string // BTC, LTC, ETH
+	Node chain.Node
+	// Network is the node's chain: main, test or regtest. A store's key
+	// must be made for it.
+	Network string
+	// Depth is how many confirmations a payment needs; the coin's default
+	// (checkout.Coin.Confirmations) when zero.
+	Depth int
+}
+
+// Rates prices quotes.
+type Rates interface {
+	// CoinAmount returns amount minor units of currency in base units of
+	// coin at the current rate, rounded up, so the merchant is never short.
+	CoinAmount(ctx context.Context, coin checkout.Coin, amount int64, currency string) (*big.Int, error)
+}
+
+// Network is the live crypto network of a checkoutd process.
+type Network struct {
+	coins map[string]*Coin
+	rates Rates
+
+	mu      sync.Mutex
+	cursors map[string]string // by coin: where the next scan starts
+}
+
+var _ pay.LiveCryptoNetwork = (*Network)(nil)
+
+// New returns a network of coins, priced by rates.
+func New(rates Rates, coins ...Coin) (*Network, error) {
+	n := &Network{coins: map[string]*Coin{}, rates: rates, cursors: map[string]string{}}
+	for _, c := range coins {
+		cc, ok := checkout.CoinByCode(c.Code)
+		if !ok || c.Code == "SOL" {
+			return nil, fmt.Errorf("livecrypto: no live %s: the coins are BTC, LTC and ETH", c.Code)
+		}
+		if c.Depth <= 0 {
+			c.Depth = cc.Confirmations
+		}
+		n.coins[c.Code] = &c
+	}
+	return n, nil
+}
+
+// Offers reports whether coin has a node here.
+func (n *Network) Offers(coin string) bool { _, ok := n.coins[coin]; return ok }
+
+// Network returns the chain of coin's node.
+func (n *Network) Network(coin string) string {
+	if c, ok := n.coins[coin]; ok {
+		return c.Network
+	}
+	return ""
+}
+
+// Depth returns the confirmations a payment in coin needs.
+func (n *Network) Depth(coin string) int {
+	if c, ok := n.coins[coin]; ok {
+		return c.Depth
+	}
+	return 0
+}
+
+// Quote has the coin's node watch r.Address (derived by the service from
+// the store's key) before anyone is shown it, and prices r at the current
+// rate.
+func (n *Network) Quote(ctx context.Context, r pay.QuoteRequest) (pay.Quote, error) {
+	c, ok := n.coins[r.Coin.Code]
+	if !ok {
+		return pay.Quote{}, fmt.Errorf("livecrypto: %s is not offered", r.Coin.Code)
+	}
+	if r.Address == "" {
+		return pay.Quote{}, fmt.Errorf("livecrypto: a live quote needs an address derived from the store's key")
+	}
+	amount, err := n.rates.CoinAmount(ctx, r.Coin, r.Amount, r.Currency)
+	if err != nil {
+		return pay.Quote{}, fmt.Errorf("price %s in %s: %w", r.Coin.Code, r.Currency, err)
+	}
+	if err := c.Node.Watch(ctx, r.Address); err != nil {
+		return pay.Quote{}, fmt.Errorf("watch %s address: %w", r.Coin.Code, err)
+	}
+	return pay.Quote{Address: r.Address, Amount: amount}, nil
+}
+
+// Confirmations returns how deep p's transaction is in the best chain now,
+// as its node counts: 0 while it is in the mempool, and again after a
+// reorganisation takes it out of the chain, or when it was dropped or
+// replaced.
+func (n *Network) Confirmations(ctx context.Context, p *checkout.Payment, _ time.Time) (int, error) {
+	if p.Crypto == nil {
+		return 0, fmt.Errorf("payment %s is not a crypto payment", p.ID)
+	}
+	c, ok := n.coins[p.Crypto.Coin]
+	if !ok {
+		return 0, fmt.Errorf("livecrypto: payment %s is in %s, which has no node here", p.ID, p.Crypto.Coin)
+	}
+	tx, err := c.Node.Transaction(ctx, p.Crypto.TxHash)
+	if err != nil {
+		return 0, err
+	}
+	if !tx.State.Counts() {
+		return 0, nil
+	}
+	return int(tx.Confirmations), nil
+}
+
+// Scan asks each coin's node for the transactions paying watched addresses
+// since its last committed scan, and returns their outputs. Those the node
+// has dropped, or that conflict with the chain or failed, are left out:
+// they pay nothing. The first scan of a process starts from the node's
+// earliest record, so a restart misses nothing; the service records each
+// transaction once however often it is reported. commit moves the cursors
+// on; a scan not committed (recording failed) is reported again.
+func (n *Network) Scan(ctx context.Context) ([]pay.Received, func(), error) {
+	var out []pay.Received
+	next := map[string]string{}
+	for code, c := range n.coins {
+		n.mu.Lock()
+		cursor := n.cursors[code]
+		n.mu.Unlock()
+		sc, err := c.Node.Since(ctx, cursor)
+		if err != nil {
+			return nil, nil, fmt.Errorf("scan %s: %w", code, err)
+		}
+		for _, tx := range sc.Txs {
+			if tx.State != chain.Mempool && tx.State != chain.Confirmed {
+				continue
+			}
+			for _, o := range tx.Outputs {
+				out = append(out, pay.Received{Coin: code, TxID: tx.ID, Vout: o.Index, Address: o.Address, Amount: o.Amount})
+			}
+		}
+		next[code] = sc.Cursor
+	}
+	commit := func() {
+		n.mu.Lock()
+		defer n.mu.Unlock()
+		for code, cur := range next {
+			n.cursors[code] = cur
+		}
+	}
+	return out, commit, nil
+}
+
+// Prices are operator-set rates: the price of one coin in minor units of a
+// currency, keyed "LTC/USD". They never go stale; an operator who sets them
+// answers for them.
+type Prices map[string]int64
+
+// CoinAmount prices amount at the coin's set rate in currency, rounded up.
+func (p Prices) CoinAmount(_ context.Context, coin checkout.Coin, amount int64, currency string) (*big.Int, error) {
+	price, ok := p[coin.Code+"/"+currency]
+	if !ok || price <= 0 {
+		return nil, fmt.Errorf("no %s/%s rate is set", coin.Code, currency)
+	}
+	return checkout.CoinAmount(amount, coin, price), nil
+}

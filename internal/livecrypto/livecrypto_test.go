@@ -1,0 +1,336 @@
+package livecrypto_test
+
+import (
+	"context"
+	"encoding/json"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/checkoutd/checkoutd/checkout"
+	"github.com/checkoutd/checkoutd/internal/chain/bitcoind"
+	"github.com/checkoutd/checkoutd/internal/chaintest"
+	"github.com/checkoutd/checkoutd/internal/clock"
+	"github.com/checkoutd/checkoutd/internal/livecrypto"
+	"github.com/checkoutd/checkoutd/internal/pay"
+	"github.com/checkoutd/checkoutd/internal/service"
+	"github.com/checkoutd/checkoutd/internal/store"
+	"github.com/checkoutd/checkoutd/internal/store/storetest"
+)
+
+// The Litecoin Core regtest account key of BIP 84's test mnemonic
+// (m/84'/1'/0'), whose first receiving address is
+// rltc1q6rz28mcfaxtmd6v789l9rrlrusdprr9puuzgkg (internal/hdwallet's vectors).
+const regtestKey = "tpubDC8msFGeGuwnKG9Upg7DM2b4DaRqg3CUZa5g8v2SRQ6K4NSkxUgd7HsL2XVWbVm39yBA4LAxysQAm397zwQSQoQgewGiYZqrA9DsP4zbQ1M"
+
+// live is checkoutd with a live Litecoin network on a regtest node.
+type live struct {
+	t     *testing.T
+	ltc   *chaintest.Litecoin
+	svc   *service.Service
+	db    *store.DB
+	clock *clock.Fake
+	store *checkout.Merchant
+	key   *checkout.APIKey
+	// prices are the network's rates, which a test may change.
+	prices livecrypto.Prices
+	// restartWatcher replaces the live network with a new one on the same
+	// node: a process started again.
+	restartWatcher func()
+}
+
+const depth = 3
+
+func newLive(t *testing.T, db *store.DB, ltc *chaintest.Litecoin) *live {
+	t.Helper()
+	ctx := context.Background()
+	node, err := bitcoind.New(bitcoind.Config{URL: ltc.URL, User: ltc.User, Password: ltc.Password, Wallet: "checkoutd"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := node.EnsureWallet(ctx); err != nil {
+		t.Fatal(err)
+	}
+	prices := livecrypto.Prices{"LTC/USD": 8512}
+	clk := clock.NewFake(time.Now())
+	newService := func() *service.Service {
+		net, err := livecrypto.New(prices, livecrypto.Coin{Code: "LTC", Node: node, Network: "regtest", Depth: depth})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return service.New(service.Config{Store: db, Now: clk.Now, CheckoutBaseURL: "https://pay.example",
+			Processors: pay.Registry{Test: pay.Simulators(), Live: pay.Processors{Crypto: net}}})
+	}
+	svc := newService()
+	m, err := svc.CreateMerchant(ctx, checkout.MerchantParams{Name: "Acme", Currency: "USD"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := svc.SetCryptoKey(ctx, m.ID, "LTC", "regtest", regtestKey); err != nil {
+		t.Fatal(err)
+	}
+	k, _, err := svc.CreateAPIKey(ctx, checkout.APIKeyParams{MerchantID: m.ID, Mode: checkout.ModeLive, Type: checkout.KeyBearer,
+		Permissions: []checkout.Permission{checkout.PermCheckoutsWrite}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := &live{t: t, ltc: ltc, svc: svc, db: db, clock: clk, store: m, key: k, prices: prices}
+	l.restartWatcher = func() { l.svc = newService() }
+	return l
+}
+
+// session creates a live session of amount cents and quotes it in LTC.
+func (l *live) session(amount int64) (*checkout.Session, *checkout.CryptoQuote) {
+	l.t.Helper()
+	ctx := context.Background()
+	params, err := checkout.ParseCreateRequest([]byte(`{"items":[{"name":"Sword","amount":` + itoa(amount) + `}]}`))
+	if err != nil {
+		l.t.Fatal(err)
+	}
+	res, err := l.svc.CreateSession(ctx, service.CreateSessionParams{Key: l.key, StoreID: l.store.ID, Params: params})
+	if err != nil {
+		l.t.Fatal(err)
+	}
+	var created struct{ ID string }
+	if err := json.Unmarshal(res.Data, &created); err != nil {
+		l.t.Fatal(err)
+	}
+	sess, err := l.db.SessionGet(ctx, created.ID)
+	if err != nil {
+		l.t.Fatal(err)
+	}
+	q, err := l.svc.CryptoQuote(ctx, sess.ID, "LTC")
+	if err != nil {
+		l.t.Fatal(err)
+	}
+	return sess, q
+}
+
+// step scans the node and runs the payments job, as the jobs would, after
+// moving the clock a block on.
+func (l *live) step() {
+	l.t.Helper()
+	ctx := context.Background()
+	l.clock.Advance(3 * time.Minute)
+	if _, err := l.svc.ScanCrypto(ctx); err != nil {
+		l.t.Fatal(err)
+	}
+	if _, err := l.svc.ProcessAllDuePayments(ctx); err != nil {
+		l.t.Fatal(err)
+	}
+}
+
+func (l *live) status(id string) checkout.Status {
+	l.t.Helper()
+	s, err := l.db.SessionGet(context.Background(), id)
+	if err != nil {
+		l.t.Fatal(err)
+	}
+	return s.Status
+}
+
+func (l *live) events(typ, sessionID string) int {
+	l.t.Helper()
+	es, err := l.db.EventList(context.Background(), checkout.EventListParams{MerchantID: l.store.ID, Mode: checkout.ModeLive, Type: typ, Limit: 100})
+	if err != nil {
+		l.t.Fatal(err)
+	}
+	n := 0
+	for _, e := range es {
+		if containsID(e.Object, sessionID) {
+			n++
+		}
+	}
+	return n
+}
+
+// A live LTC payment on a real node: the quote's address is the store's
+// key's next, the payment is seen in the mempool and holds the session,
+// the session completes once at the configured depth and not before, and
+// a reorganisation before the depth takes the counted confirmations away.
+func TestLiveLitecoinPayment(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		ltc := chaintest.StartLitecoin(t) // a node each: the same key gives each database the same addresses
+		l := newLive(t, db, ltc)
+		ctx := context.Background()
+		sess, q := l.session(1500) // $15.00 at $85.12: 0.17622180... LTC, rounded up to 17622181 litoshi
+		if q.KeyID == "" || q.Address != "rltc1q6rz28mcfaxtmd6v789l9rrlrusdprr9puuzgkg" || q.ExpiresAt.IsZero() || q.AmountBase != "17622181" {
+			t.Fatalf("quote = %+v", q)
+		}
+		ps, err := l.svc.PageSession(ctx, sess.ID)
+		if err != nil || len(ps.Coins) != 1 || ps.Coins[0].Code != "LTC" {
+			t.Fatalf("live page offers %v (%v); want LTC alone", ps.Coins, err)
+		}
+		_, q2 := l.session(1500)
+		if q2.Address == q.Address || q2.KeyIndex != q.KeyIndex+1 {
+			t.Errorf("a second session's address %s (index %d); want a fresh one after %s (%d)", q2.Address, q2.KeyIndex, q.Address, q.KeyIndex)
+		}
+
+		amount := mustInt(t, q.AmountBase)
+		txid := ltc.Send(q.Address, amount)
+		l.step()
+		ps, _ = l.svc.PageSession(ctx, sess.ID)
+		if ps.Active == nil || ps.Active.Crypto.TxHash != txid || l.status(sess.ID) != checkout.StatusOpen {
+			t.Fatalf("after the mempool: active %+v, status %s; want the payment holding the open session", ps.Active, l.status(sess.ID))
+		}
+		if pr, err := l.svc.CryptoProgressOf(ctx, ps.Active); err != nil || pr.Confirmations != 0 || pr.Needed != depth {
+			t.Errorf("progress in the mempool = %+v, %v", pr, err)
+		}
+
+		// Two blocks: not yet. A reorganisation takes them away; two more
+		// blocks on the other branch are still short of the depth.
+		blocks := ltc.Mine(depth - 1)
+		l.step()
+		if l.status(sess.ID) != checkout.StatusOpen {
+			t.Fatalf("complete at %d confirmations; want %d", depth-1, depth)
+		}
+		ltc.InvalidateBlock(blocks[0])
+		l.step()
+		if pr, _ := l.svc.CryptoProgressOf(ctx, ps.Active); pr.Confirmations != 0 {
+			t.Errorf("confirmations after the reorganisation = %d; want 0", pr.Confirmations)
+		}
+		ltc.Mine(depth - 1)
+		l.step()
+		if l.status(sess.ID) != checkout.StatusOpen {
+			t.Fatalf("complete at %d confirmations after a reorganisation; want %d", depth-1, depth)
+		}
+		ltc.Mine(1)
+		l.step()
+		l.step()
+		if l.status(sess.ID) != checkout.StatusComplete {
+			t.Fatalf("status at depth = %s; want complete", l.status(sess.ID))
+		}
+		for _, typ := range []string{checkout.EventCheckoutCompleted, checkout.EventPaymentSucceeded} {
+			if n := l.events(typ, sess.ID); n != 1 {
+				t.Errorf("%d %s events; want 1", n, typ)
+			}
+		}
+		l.step()
+		if n := l.events(checkout.EventCheckoutCompleted, sess.ID); n != 1 {
+			t.Errorf("%d checkout.completed after another scan; want 1", n)
+		}
+	})
+}
+
+func itoa(n int64) string { return strconv.FormatInt(n, 10) }
+
+func mustInt(t *testing.T, s string) int64 {
+	t.Helper()
+	n, err := strconv.ParseInt(s, 10, 64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+// containsID reports whether an event's object names id.
+func containsID(object []byte, id string) bool { return strings.Contains(string(object), `"`+id+`"`) }
+
+// payment returns the session's payments by failure code ("" for those
+// not failed).
+func (l *live) payments(sessionID string) map[string][]*checkout.Payment {
+	l.t.Helper()
+	ps, err := l.db.PaymentListBySession(context.Background(), sessionID)
+	if err != nil {
+		l.t.Fatal(err)
+	}
+	out := map[string][]*checkout.Payment{}
+	for _, p := range ps {
+		code := ""
+		if p.FailureCode != nil {
+			code = *p.FailureCode
+		}
+		out[code] = append(out[code], p)
+	}
+	return out
+}
+
+// What real chains do: too little, too much, twice, too late, after the
+// quote's rate went stale, and a watcher that starts again from nothing.
+func TestLiveLitecoinAmounts(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		ltc := chaintest.StartLitecoin(t)
+		l := newLive(t, db, ltc)
+		ctx := context.Background()
+		confirm := func() {
+			ltc.Mine(depth)
+			l.step()
+			l.step()
+		}
+
+		// Underpaid: recorded failed, to be refunded; the session stays
+		// open, and the whole amount then pays it.
+		short, q := l.session(1500)
+		amount := mustInt(t, q.AmountBase)
+		ltc.Send(q.Address, amount-1)
+		l.step()
+		if got := l.payments(short.ID)[checkout.FailUnderpaid]; len(got) != 1 || got[0].Crypto.ReceivedBase != itoa(amount-1) {
+			t.Fatalf("an underpayment's payments = %v; want one failed underpaid, what it paid recorded", l.payments(short.ID))
+		}
+		if l.status(short.ID) != checkout.StatusOpen {
+			t.Fatalf("status after an underpayment = %s; want open", l.status(short.ID))
+		}
+		ltc.Send(q.Address, amount)
+		l.step()
+		confirm()
+		if l.status(short.ID) != checkout.StatusComplete {
+			t.Errorf("status after the whole amount = %s; want complete", l.status(short.ID))
+		}
+
+		// Overpaid: completes, the excess recorded.
+		over, q := l.session(1500)
+		ltc.Send(q.Address, mustInt(t, q.AmountBase)+5000)
+		l.step()
+		confirm()
+		ps, _ := l.svc.PageSession(ctx, over.ID)
+		if l.status(over.ID) != checkout.StatusComplete || ps.Paid == nil || ps.Paid.Crypto.ReceivedBase != itoa(mustInt(t, q.AmountBase)+5000) {
+			t.Errorf("an overpayment: status %s, paid %+v; want complete, the amount received recorded", l.status(over.ID), ps.Paid)
+		}
+
+		// Paid twice: the second transaction is recorded failed, to be
+		// refunded, and the session completes once.
+		twice, q := l.session(1500)
+		ltc.Send(q.Address, mustInt(t, q.AmountBase))
+		ltc.Send(q.Address, mustInt(t, q.AmountBase))
+		l.step()
+		confirm()
+		got := l.payments(twice.ID)
+		if l.status(twice.ID) != checkout.StatusComplete || len(got[checkout.FailDuplicatePayment]) != 1 || l.events(checkout.EventCheckoutCompleted, twice.ID) != 1 {
+			t.Errorf("paid twice: status %s, payments %v; want complete once, the other failed duplicate_payment", l.status(twice.ID), got)
+		}
+
+		// The quote's rate went stale, and the price fell meanwhile: paying
+		// the old amount is short of the amount at the rate now.
+		stale, q := l.session(1500)
+		l.clock.Advance(service.LiveQuoteValidity + time.Second)
+		l.prices["LTC/USD"] = 4256 // half: twice the coins
+		ltc.Send(q.Address, mustInt(t, q.AmountBase))
+		l.step()
+		if got := l.payments(stale.ID)[checkout.FailUnderpaid]; len(got) != 1 {
+			t.Errorf("the stale quote's amount after the price halved: payments %v; want failed underpaid", l.payments(stale.ID))
+		}
+		l.prices["LTC/USD"] = 8512
+
+		// Late: the session expired before the money came.
+		late, q := l.session(1500)
+		l.clock.Advance(2 * time.Hour)
+		if _, err := l.svc.ExpireAll(ctx); err != nil {
+			t.Fatal(err)
+		}
+		ltc.Send(q.Address, mustInt(t, q.AmountBase))
+		l.step()
+		if got := l.payments(late.ID)[checkout.FailSessionExpired]; len(got) != 1 || l.status(late.ID) != checkout.StatusExpired {
+			t.Errorf("late: status %s, payments %v; want expired, the payment failed session_expired", l.status(late.ID), l.payments(late.ID))
+		}
+
+		// A new watcher (a restart) scans from the node's first record:
+		// nothing is recorded twice.
+		before := len(l.payments(twice.ID)) + len(l.payments(short.ID)) + len(l.payments(late.ID))
+		l.restartWatcher()
+		l.step()
+		if after := len(l.payments(twice.ID)) + len(l.payments(short.ID)) + len(l.payments(late.ID)); after != before {
+			t.Errorf("%d payments after a restart; want still %d", after, before)
+		}
+	})
+}

@@ -1,0 +1,159 @@
+package service
+
+import (
+	"context"
+	"fmt"
+	"math/big"
+	"time"
+
+	"github.com/checkoutd/checkoutd/checkout"
+	"github.com/checkoutd/checkoutd/internal/pay"
+)
+
+// Live crypto (issue 12; docs/payments.md, Live crypto): each quote pays to
+// a fresh address derived from the store's key, which the coin's node
+// watches; the scan job records what the nodes see, and the payments job
+// completes a payment when its node counts enough confirmations.
+
+// LiveQuoteValidity is how long a live quote's amount holds: its rate is
+// stale after.
+const LiveQuoteValidity = 15 * time.Minute
+
+// JobCryptoScan names the job that scans the nodes.
+const JobCryptoScan = "crypto_scan"
+
+// live returns the live crypto network, or nil when none is configured.
+func (s *Service) live() pay.LiveCryptoNetwork {
+	n, _ := s.procs.Live.Crypto.(pay.LiveCryptoNetwork)
+	return n
+}
+
+// coinsOffered returns the coins sess's page offers.
+func (s *Service) coinsOffered(ctx context.Context, sess *checkout.Session) ([]checkout.Coin, error) {
+	if !sess.Mode.Live() {
+		if s.procs.Test.Crypto == nil {
+			return nil, nil
+		}
+		return checkout.Coins, nil
+	}
+	n := s.live()
+	if n == nil {
+		return nil, nil
+	}
+	keys, err := s.store.CryptoKeyList(ctx, sess.MerchantID)
+	if err != nil {
+		return nil, err
+	}
+	var out []checkout.Coin
+	for _, c := range checkout.Coins {
+		for _, k := range keys {
+			if k.Coin == c.Code && n.Offers(c.Code) && k.Network == n.Network(c.Code) {
+				out = append(out, c)
+			}
+		}
+	}
+	return out, nil
+}
+
+// liveQuote quotes sess in coin on the live network: in one transaction,
+// under the session's lock, it takes the next address of the store's key,
+// has the node watch it and prices it; a quote made meanwhile (another view,
+// another node) stands instead.
+func (s *Service) liveQuote(ctx context.Context, n pay.LiveCryptoNetwork, sess *checkout.Session, coin checkout.Coin) (*checkout.CryptoQuote, error) {
+	offered, err := s.coinsOffered(ctx, sess)
+	if err != nil {
+		return nil, err
+	}
+	ok := false
+	for _, c := range offered {
+		ok = ok || c.Code == coin.Code
+	}
+	if !ok {
+		return nil, checkout.Errorf(checkout.EValidationFailed, "Pick one of the coins offered.")
+	}
+	err = s.inTx(ctx, func(tx *txn) error {
+		if _, err := tx.SessionGetForUpdate(ctx, sess.ID); err != nil {
+			return err
+		}
+		if _, err := tx.CryptoQuoteGet(ctx, sess.ID, coin.Code); err == nil || !checkout.IsCode(err, checkout.ENotFound) {
+			return err
+		}
+		k, addr, err := takeAddress(ctx, tx, sess.MerchantID, coin.Code)
+		if err != nil {
+			return err
+		}
+		quote, err := n.Quote(ctx, pay.QuoteRequest{SessionID: sess.ID, Mode: sess.Mode, Coin: coin, Amount: sess.TotalAmount,
+			Currency: sess.Currency, Address: addr.Address})
+		if err != nil {
+			return checkout.Internal(fmt.Errorf("quote %s: %w", coin.Code, err))
+		}
+		now := s.now()
+		return tx.CryptoQuoteInsert(ctx, &checkout.CryptoQuote{SessionID: sess.ID, Coin: coin.Code, Address: quote.Address,
+			AmountBase: quote.Amount.String(), CreatedAt: now, KeyID: k.ID, KeyIndex: k.NextIndex, ExpiresAt: now.Add(LiveQuoteValidity)})
+	})
+	if err != nil {
+		return nil, err
+	}
+	return s.store.CryptoQuoteGet(ctx, sess.ID, coin.Code)
+}
+
+// ScanCrypto records what the live nodes saw since the last scan: each
+// transaction paying a quote's address becomes that session's payment, once
+// (CryptoReceived's rules: late money is recorded failed, to be refunded),
+// unless it pays less than the quote (then it is recorded failed,
+// underpaid, to be refunded). It returns how many outputs it looked at.
+func (s *Service) ScanCrypto(ctx context.Context) (int, error) {
+	n := s.live()
+	if n == nil {
+		return 0, nil
+	}
+	rs, commit, err := n.Scan(ctx)
+	if err != nil {
+		return 0, err
+	}
+	for _, r := range rs {
+		q, err := s.store.CryptoQuoteByAddress(ctx, r.Coin, r.Address)
+		if checkout.IsCode(err, checkout.ENotFound) {
+			// An address of the wallet no quote has (an index skipped, a
+			// quote never stored): nothing to record against.
+			s.log.WarnContext(ctx, "crypto received at an address no quote has", "coin", r.Coin, "txid", r.TxID)
+			continue
+		}
+		if err != nil {
+			return 0, err
+		}
+		report := cryptoReport{sessionID: q.SessionID, coin: r.Coin, txHash: r.TxID, received: r.Amount, depth: n.Depth(r.Coin)}
+		if !q.ExpiresAt.IsZero() && s.now().After(q.ExpiresAt) {
+			// The quote's rate is stale: the payment must cover the amount
+			// at the rate now.
+			if report.required, err = s.freshAmount(ctx, n, q); err != nil {
+				return 0, err
+			}
+		}
+		if _, err := s.recordCrypto(ctx, report); err != nil {
+			return 0, fmt.Errorf("record %s transaction %s: %w", r.Coin, r.TxID, err)
+		}
+	}
+	commit()
+	return len(rs), nil
+}
+
+// freshAmount prices q's session at the rate now, for a payment first
+// seen after q expired: it is judged against the amount at the rate now,
+// never the stale one, unless the stale one asks more.
+func (s *Service) freshAmount(ctx context.Context, n pay.LiveCryptoNetwork, q *checkout.CryptoQuote) (*big.Int, error) {
+	sess, err := s.store.SessionGet(ctx, q.SessionID)
+	if err != nil {
+		return nil, err
+	}
+	coin, _ := checkout.CoinByCode(q.Coin)
+	fresh, err := n.Quote(ctx, pay.QuoteRequest{SessionID: sess.ID, Mode: sess.Mode, Coin: coin, Amount: sess.TotalAmount,
+		Currency: sess.Currency, Address: q.Address})
+	if err != nil {
+		return nil, fmt.Errorf("price %s again: %w", q.Coin, err)
+	}
+	if old, ok := new(big.Int).SetString(q.AmountBase, 10); ok && old.Cmp(fresh.Amount) > 0 {
+		return old, nil
+	}
+	return fresh.Amount, nil
+}
