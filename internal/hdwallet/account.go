@@ -42,6 +42,14 @@ const (
 	ETH = "ETH"
 )
 
+// Length limits: a serialized extended key is 111 characters; a wpkh
+// descriptor with key origin and checksum some 160. Base58 decoding is
+// quadratic, so nothing longer is decoded.
+const (
+	maxInput  = 1000
+	maxKeyLen = 120
+)
+
 // MaxIndex is the largest address index: indexes at or past 2^31 are
 // hardened, which needs the private key.
 const MaxIndex = hardened - 1
@@ -135,6 +143,9 @@ func ParseAccount(coin string, network Network, s string) (*Account, error) {
 	if s == "" {
 		return nil, keyError(ErrMalformed, "Give the %s wallet's extended public key (%s).", ci.name, ci.mainKeys)
 	}
+	if len(s) > maxInput {
+		return nil, keyError(ErrMalformed, "This is too long for an extended public key or a descriptor. Give the %s wallet's account key (%s).", ci.name, ci.mainKeys)
+	}
 	if looksLikeSeedPhrase(s) {
 		return nil, keyError(ErrPrivateKey, "This looks like a seed phrase (recovery words). Never give it to anyone, checkoutd included: give the wallet's extended public key (%s) instead.", ci.mainKeys)
 	}
@@ -211,6 +222,9 @@ func privateKeyError(name string) error {
 func parseKey(ci coinInfo, coin string, network Network, s string) (extendedKey, error) {
 	if name, ok := privatePrefix(s); ok {
 		return extendedKey{}, privateKeyError(name)
+	}
+	if len(s) > maxKeyLen {
+		return extendedKey{}, keyError(ErrMalformed, "This is too long for an extended public key. Give the %s wallet's account key (%s).", ci.name, ci.mainKeys)
 	}
 	payload, pos, err := base58CheckDecode(s)
 	switch {
