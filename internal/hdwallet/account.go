@@ -19,10 +19,13 @@ const (
 	Mainnet Network = "main"
 	Testnet Network = "test"
 	Regtest Network = "regtest"
+	// Signet is Bitcoin's signed test network (tb1 addresses, test keys);
+	// Litecoin has none.
+	Signet Network = "signet"
 )
 
 // ParseNetwork returns the network named s: main (or mainnet), test (or
-// testnet) or regtest.
+// testnet), regtest or signet.
 func ParseNetwork(s string) (Network, error) {
 	switch strings.ToLower(strings.TrimSpace(s)) {
 	case "main", "mainnet":
@@ -31,8 +34,10 @@ func ParseNetwork(s string) (Network, error) {
 		return Testnet, nil
 	case "regtest":
 		return Regtest, nil
+	case "signet":
+		return Signet, nil
 	}
-	return "", fmt.Errorf("hdwallet: unknown network %q: use main, test or regtest", s)
+	return "", fmt.Errorf("hdwallet: unknown network %q: use main, test, regtest or signet", s)
 }
 
 // The coins this package derives addresses for, as checkout.Coin codes.
@@ -92,7 +97,7 @@ type coinInfo struct {
 var coins = map[string]coinInfo{
 	BTC: {
 		name: "Bitcoin", purpose: "m/84'/0'/0'",
-		hrp:      map[Network]string{Mainnet: "bc", Testnet: "tb", Regtest: "bcrt"},
+		hrp:      map[Network]string{Mainnet: "bc", Testnet: "tb", Regtest: "bcrt", Signet: "tb"},
 		mainKeys: "xpub or zpub", testKeys: "tpub or vpub",
 	},
 	LTC: {
@@ -136,7 +141,7 @@ func ParseAccount(coin string, network Network, s string) (*Account, error) {
 	}
 	if ci.hrp != nil {
 		if _, ok := ci.hrp[network]; !ok {
-			return nil, fmt.Errorf("hdwallet: unknown network %q", network)
+			return nil, fmt.Errorf("hdwallet: %s has no network %q", coin, network)
 		}
 	}
 	s = strings.TrimSpace(s)

@@ -160,16 +160,19 @@ func TestParseAccountArguments(t *testing.T) {
 	if _, err := ParseAccount("SOL", Mainnet, bip84Xpub); err == nil {
 		t.Error("ParseAccount(SOL) accepted a coin without derivation")
 	}
-	if _, err := ParseAccount(BTC, "signet", bip84Xpub); err == nil {
-		t.Error("ParseAccount(BTC, signet) accepted an unknown network")
+	if _, err := ParseAccount(LTC, Signet, ltcVectors[1].key); err == nil {
+		t.Error("ParseAccount(LTC, signet) accepted a network Litecoin does not have")
 	}
-	for in, want := range map[string]Network{"main": Mainnet, "Mainnet": Mainnet, "test": Testnet, "testnet": Testnet, "regtest": Regtest} {
+	if _, err := ParseAccount(BTC, "simnet", ltcVectors[1].key); err == nil {
+		t.Error("ParseAccount(BTC, simnet) accepted an unknown network")
+	}
+	for in, want := range map[string]Network{"main": Mainnet, "Mainnet": Mainnet, "test": Testnet, "testnet": Testnet, "regtest": Regtest, "signet": Signet} {
 		if got, err := ParseNetwork(in); got != want || err != nil {
 			t.Errorf("ParseNetwork(%s) = %s, %v; want %s", in, got, err, want)
 		}
 	}
-	if _, err := ParseNetwork("signet"); err == nil {
-		t.Error("ParseNetwork(signet) = nil error")
+	if _, err := ParseNetwork("simnet"); err == nil {
+		t.Error("ParseNetwork(simnet) = nil error")
 	}
 }
 
