@@ -66,6 +66,8 @@ func TestPrivateKeysRefusedWithoutEcho(t *testing.T) {
 		{"mistyped xprv", BTC, Mainnet, "xprv9s21ZrQH143K3QTDL4LXw2F7HEK3wJUD2nW2nRk4stbPy6cq3jPPqjiChkVvvNKmPGJxWUtg6LnF5kejMRNNU3TGtRBeJgk33yuGBxrMPHL", "private key (xprv)"},
 		{"tprv in a descriptor", LTC, Regtest, "wpkh(tprv8ZgxMBicQKsPe5YMU9gHen4Ez3ApihUfykaqUorj9t6FDqy3nP6eoXiAo2ssvpAjoLroQxHqr3R5nE3a5dU3DHTjTgJDd7zrbniJr6nrCzd/84h/1h/0h/0/*)#tttzurp0", "private key (tprv)"},
 		{"xprv for ETH", ETH, Mainnet, "xprv9s21ZrQH143K3GJpoapnV8SFfukcVBSfeCficPSGfubmSFDxo1kuHnLisriDvSnRRuL2Qrg5ggqHKNVpxR86QEC8w35uxmGoggxtQTPvfUu", "private key (xprv)"},
+		{"hex private key", ETH, Mainnet, "0x4c0883a69102937d6231471b5dbb6204fe5129617082792ae468d01a3f362318", "64 hex digits"},
+		{"hex private key without 0x", ETH, Mainnet, "4c0883a69102937d6231471b5dbb6204fe5129617082792ae468d01a3f362318", "64 hex digits"},
 		{"WIF", BTC, Mainnet, "KyZpNDKnfs94vbrwhJneDi77V6jF64PWPF8x5cdJb8ifgg2DUc9d", "private key (WIF)"},
 		{"seed phrase", BTC, Mainnet, "abandon abandon abandon abandon abandon abandon abandon abandon abandon abandon abandon about", "seed phrase"},
 		// BIP 32 vector 5: private key data under a public version.
@@ -110,7 +112,7 @@ func TestKeyErrors(t *testing.T) {
 	}{
 		{"checksum", BTC, Mainnet, string(typo), ErrChecksum, "mistyped"},
 		{"character", BTC, Mainnet, bip84Zpub[:30] + "0" + bip84Zpub[31:], ErrMalformed, "character 31"},
-		{"address", BTC, Mainnet, "bc1qcr8te4kr609gcawutmrza0j4xv80jy8z306fyu", ErrMalformed, "not an extended public key"},
+		{"legacy address", BTC, Mainnet, "1BvBMSEYstWetqTFn5Au4m4GFg7xJaNVN2", ErrMalformed, "not an extended public key"},
 		{"empty", LTC, Mainnet, " ", ErrMalformed, "extended public key"},
 		{"truncated", BTC, Mainnet, bip84Zpub[:60], ErrChecksum, "cut short"},
 		{"testnet key for mainnet", BTC, Mainnet, ltcVectors[1].key, ErrWrongNetwork, "test network, but BTC is configured for mainnet"},
@@ -139,6 +141,12 @@ func TestKeyErrors(t *testing.T) {
 		{"unclosed origin", BTC, Mainnet, "wpkh([73c5da0a/84h" + bip84Xpub + "/0/*)", ErrMalformed, "closing"},
 		{"too long", BTC, Mainnet, strings.Repeat("x", 2000), ErrMalformed, "too long"},
 		{"too long for a key", BTC, Mainnet, bip84Xpub + bip84Xpub, ErrMalformed, "too long"},
+		{"Bitcoin origin for LTC", LTC, Mainnet, "wpkh([73c5da0a/84h/0h/0h]" + bip84Xpub + "/0/*)", ErrUnsupported, "is a Bitcoin account; for Litecoin give the account m/84'/2'/0'"},
+		{"test origin for mainnet", LTC, Mainnet, "wpkh([73c5da0a/84h/1h/0h]" + ltcVectors[0].key + "/0/*)", ErrWrongNetwork, "(m/84h/1h/0h) is a test-network path"},
+		{"main origin for regtest", LTC, Regtest, "wpkh([73c5da0a/84h/2h/0h]" + ltcVectors[2].key + "/0/*)", ErrWrongNetwork, "is a mainnet path"},
+		{"segwit address", BTC, Mainnet, "bc1qcr8te4kr609gcawutmrza0j4xv80jy8z306fyu", ErrMalformed, "This is an address"},
+		{"LTC address", LTC, Regtest, ltcVectors[2].receive[0], ErrMalformed, "This is an address"},
+		{"ETH address", ETH, Mainnet, ethVectors[0].address, ErrMalformed, "This is an address"},
 		{"descriptor with a wrong-network key", BTC, Mainnet, ltcVectors[2].descriptor, ErrWrongNetwork, "test network"},
 	}
 	for _, tt := range tests {
