@@ -203,13 +203,13 @@ func checkOrigin(ci coinInfo, coin string, network Network, o *origin) error {
 	if !known {
 		return nil
 	}
-	wantTest := network != Mainnet
+	testPath := ct == 1
 	switch {
-	case (ct == 1) != wantTest && wantTest:
-		return keyError(ErrWrongNetwork, "The descriptor's key origin (%s) is a mainnet path, but %s is configured for %s: give the test-network account (coin type 1').", formatPath(o.path), coin, network)
-	case (ct == 1) != wantTest:
+	case testPath && network == Mainnet:
 		return keyError(ErrWrongNetwork, "The descriptor's key origin (%s) is a test-network path (coin type 1'), but %s is configured for mainnet: give the mainnet account (%s).", formatPath(o.path), coin, ci.purpose)
-	case ct != 1 && name != coin:
+	case !testPath && network != Mainnet:
+		return keyError(ErrWrongNetwork, "The descriptor's key origin (%s) is a mainnet path, but %s is configured for %s: give the test-network account (coin type 1').", formatPath(o.path), coin, network)
+	case !testPath && name != coin:
 		return keyError(ErrUnsupported, "The descriptor's key origin (%s) is a %s account; for %s give the account %s.", formatPath(o.path), coins[name].name, ci.name, ci.purpose)
 	}
 	return nil
