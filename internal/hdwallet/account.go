@@ -19,10 +19,13 @@ const (
 	Mainnet Network = "main"
 	Testnet Network = "test"
 	Regtest Network = "regtest"
+	// Signet is Bitcoin's signed test network (tb1 addresses, test keys);
+	// Litecoin has none.
+	Signet Network = "signet"
 )
 
 // ParseNetwork returns the network named s: main (or mainnet), test (or
-// testnet) or regtest.
+// testnet), regtest or signet.
 func ParseNetwork(s string) (Network, error) {
 	switch strings.ToLower(strings.TrimSpace(s)) {
 	case "main", "mainnet":
@@ -31,8 +34,10 @@ func ParseNetwork(s string) (Network, error) {
 		return Testnet, nil
 	case "regtest":
 		return Regtest, nil
+	case "signet":
+		return Signet, nil
 	}
-	return "", fmt.Errorf("hdwallet: unknown network %q: use main, test or regtest", s)
+	return "", fmt.Errorf("hdwallet: unknown network %q: use main, test, regtest or signet", s)
 }
 
 // The coins this package derives addresses for, as checkout.Coin codes.
@@ -40,6 +45,14 @@ const (
 	BTC = "BTC"
 	LTC = "LTC"
 	ETH = "ETH"
+)
+
+// Length limits: a serialized extended key is 111 characters; a wpkh
+// descriptor with key origin and checksum some 160. Base58 decoding is
+// quadratic, so nothing longer is decoded.
+const (
+	maxInput  = 1000
+	maxKeyLen = 120
 )
 
 // MaxIndex is the largest address index: indexes at or past 2^31 are
@@ -84,7 +97,7 @@ type coinInfo struct {
 var coins = map[string]coinInfo{
 	BTC: {
 		name: "Bitcoin", purpose: "m/84'/0'/0'",
-		hrp:      map[Network]string{Mainnet: "bc", Testnet: "tb", Regtest: "bcrt"},
+		hrp:      map[Network]string{Mainnet: "bc", Testnet: "tb", Regtest: "bcrt", Signet: "tb"},
 		mainKeys: "xpub or zpub", testKeys: "tpub or vpub",
 	},
 	LTC: {
@@ -128,12 +141,15 @@ func ParseAccount(coin string, network Network, s string) (*Account, error) {
 	}
 	if ci.hrp != nil {
 		if _, ok := ci.hrp[network]; !ok {
-			return nil, fmt.Errorf("hdwallet: unknown network %q", network)
+			return nil, fmt.Errorf("hdwallet: %s has no network %q", coin, network)
 		}
 	}
 	s = strings.TrimSpace(s)
 	if s == "" {
 		return nil, keyError(ErrMalformed, "Give the %s wallet's extended public key (%s).", ci.name, ci.mainKeys)
+	}
+	if len(s) > maxInput {
+		return nil, keyError(ErrMalformed, "This is too long for an extended public key or a descriptor. Give the %s wallet's account key (%s).", ci.name, ci.mainKeys)
 	}
 	if looksLikeSeedPhrase(s) {
 		return nil, keyError(ErrPrivateKey, "This looks like a seed phrase (recovery words). Never give it to anyone, checkoutd included: give the wallet's extended public key (%s) instead.", ci.mainKeys)
@@ -151,6 +167,9 @@ func ParseAccount(coin string, network Network, s string) (*Account, error) {
 		if err != nil {
 			return nil, err
 		}
+		if err := checkOrigin(ci, coin, network, d.origin); err != nil {
+			return nil, err
+		}
 		a.key, a.chain, a.origin = key, d.chain, d.origin
 		return a, nil
 	}
@@ -160,6 +179,49 @@ func ParseAccount(coin string, network Network, s string) (*Account, error) {
 	}
 	a.key = key
 	return a, nil
+}
+
+// coinTypes are the SLIP-0044 coin types of BIP 44/49/84/86 paths that
+// name a coin of this package; 1 is every test network's.
+var coinTypes = map[uint32]string{0: BTC, 1: "test", 2: LTC, 60: ETH}
+
+// checkOrigin refuses a descriptor whose key origin follows a standard path
+// (m/84'/coin'/account') for another coin or network: the key belongs to
+// another wallet, which would never show the payments. Other paths are the
+// merchant's choice.
+func checkOrigin(ci coinInfo, coin string, network Network, o *origin) error {
+	if o == nil || len(o.path) < 2 || o.path[1] < hardened {
+		return nil
+	}
+	switch o.path[0] {
+	case 44 + hardened, 49 + hardened, 84 + hardened, 86 + hardened:
+	default:
+		return nil
+	}
+	ct := o.path[1] - hardened
+	name, known := coinTypes[ct]
+	if !known {
+		return nil
+	}
+	testPath := ct == 1
+	switch {
+	case testPath && network == Mainnet:
+		return keyError(ErrWrongNetwork, "The descriptor's key origin (%s) is a test-network path (coin type 1'), but %s is configured for mainnet: give the mainnet account (%s).", formatPath(o.path), coin, ci.purpose)
+	case !testPath && network != Mainnet:
+		return keyError(ErrWrongNetwork, "The descriptor's key origin (%s) is a mainnet path, but %s is configured for %s: give the test-network account (coin type 1').", formatPath(o.path), coin, network)
+	case !testPath && name != coin:
+		return keyError(ErrUnsupported, "The descriptor's key origin (%s) is a %s account; for %s give the account %s.", formatPath(o.path), coins[name].name, ci.name, ci.purpose)
+	}
+	return nil
+}
+
+func formatPath(path []uint32) string {
+	var b strings.Builder
+	b.WriteString("m")
+	for _, step := range path {
+		b.WriteString(formatStep(step))
+	}
+	return b.String()
 }
 
 // looksLikeSeedPhrase reports whether s is a list of 12 or more words.
@@ -212,6 +274,15 @@ func parseKey(ci coinInfo, coin string, network Network, s string) (extendedKey,
 	if name, ok := privatePrefix(s); ok {
 		return extendedKey{}, privateKeyError(name)
 	}
+	if hexLen(s) == 64 {
+		return extendedKey{}, keyError(ErrPrivateKey, "This looks like a private key (64 hex digits): give the wallet's extended public key (%s) instead. checkoutd never needs a private key; anyone who has this one can spend its funds, so keep it secret.", ci.mainKeys)
+	}
+	if hexLen(s) == 40 || isSegwitAddress(s) {
+		return extendedKey{}, keyError(ErrMalformed, "This is an address, not an extended public key. checkoutd gives every payment an address of its own, derived from the wallet's account key: give that key (%s).", ci.mainKeys)
+	}
+	if len(s) > maxKeyLen {
+		return extendedKey{}, keyError(ErrMalformed, "This is too long for an extended public key. Give the %s wallet's account key (%s).", ci.name, ci.mainKeys)
+	}
 	payload, pos, err := base58CheckDecode(s)
 	switch {
 	case errors.Is(err, errBase58Char):
@@ -251,6 +322,38 @@ func parseKey(ci coinInfo, coin string, network Network, s string) (extendedKey,
 		return extendedKey{}, keyError(ErrUnsupported, "This key is below account level (its last derivation step is not hardened): give the account-level key (%s).", ci.purpose)
 	}
 	return key, nil
+}
+
+// hexLen returns the number of hex digits of s, less a 0x prefix, or -1 if
+// s is not all hex.
+func hexLen(s string) int {
+	if len(s) > 2 && (s[:2] == "0x" || s[:2] == "0X") {
+		s = s[2:]
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F') {
+			return -1
+		}
+	}
+	return len(s)
+}
+
+// isSegwitAddress reports whether s is a segwit address of a network this
+// package knows.
+func isSegwitAddress(s string) bool {
+	hrp, _, err := bech32Decode(s)
+	if err != nil {
+		return false
+	}
+	for _, ci := range coins {
+		for _, h := range ci.hrp {
+			if h == hrp {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // isWIF reports whether a Base58Check payload is a WIF private key:

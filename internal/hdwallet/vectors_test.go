@@ -44,6 +44,16 @@ func TestBIP84(t *testing.T) {
 		}
 	}
 
+	// The account's descriptor, checksum by Litecoin Core (getdescriptorinfo
+	// on mainnet, where Litecoin keys are xpubs too).
+	d, err := ParseAccount(BTC, Mainnet, "wpkh([73c5da0a/84'/0'/0']"+bip84Zpub+"/0/*)")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := d.Descriptor(), "wpkh([73c5da0a/84h/0h/0h]"+bip84Xpub+"/0/*)#afwvtk2s"; got != want {
+		t.Errorf("Descriptor() = %s; want %s", got, want)
+	}
+
 	// The first change address, m/84'/0'/0'/1/0, through a /1/* descriptor.
 	a, err := ParseAccount(BTC, Mainnet, "wpkh([73c5da0a/84h/0h/0h]"+bip84Xpub+"/1/*)")
 	if err != nil {
@@ -200,6 +210,7 @@ func TestBitcoinTestNetworks(t *testing.T) {
 	}{
 		{Testnet, "tb", "tb1q6rz28mcfaxtmd6v789l9rrlrusdprr9pqcpvkl"},
 		{Regtest, "bcrt", ""},
+		{Signet, "tb", "tb1q6rz28mcfaxtmd6v789l9rrlrusdprr9pqcpvkl"},
 	} {
 		a, err := ParseAccount(BTC, tt.network, test.key)
 		if err != nil {
