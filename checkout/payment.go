@@ -186,8 +186,8 @@ type CryptoDetails struct {
 	// AmountBase is the amount in the coin's base units (satoshi, litoshi,
 	// wei, lamports) as a decimal integer string: wei overflow int64 for
 	// large totals, and no float may hold money.
-	AmountBase    string `json:"amount_base"`
-	TxHash        string `json:"tx_hash"`
+	AmountBase string `json:"amount_base"`
+	TxHash     string `json:"tx_hash"`
 	// ReceivedBase is what the transaction paid to the address, in base
 	// units, when a live node reported it ("" in test mode, which pays the
 	// quote exactly). More than AmountBase is an overpayment: the session
