@@ -69,6 +69,9 @@ type Store interface {
 	CryptoKeyActive(ctx context.Context, merchantID, coin string) (*CryptoKey, error)
 	// CryptoKeyList returns a store's active keys, by coin.
 	CryptoKeyList(ctx context.Context, merchantID string) ([]*CryptoKey, error)
+	// CryptoQuoteAddressesOpen returns the addresses of a coin's live
+	// quotes whose session is still open.
+	CryptoQuoteAddressesOpen(ctx context.Context, coin string) ([]string, error)
 	// CryptoQuoteByAddress returns the quote that pays to a coin's address;
 	// not_found when none does.
 	CryptoQuoteByAddress(ctx context.Context, coin, address string) (*CryptoQuote, error)

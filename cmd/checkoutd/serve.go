@@ -45,6 +45,7 @@ type serveConfig struct {
 	webhookLease     time.Duration
 	secrets          secretsKeyFlag
 	secretsKey       *seal.Key
+	crypto           cryptoFlags
 }
 
 func parseServeConfig(e env, args []string) (*serveConfig, error) {
@@ -69,6 +70,7 @@ func parseServeConfig(e env, args []string) (*serveConfig, error) {
 	fs.StringVar(&c.logFormat, "log-format", "text", "text or json")
 	fs.StringVar(&c.logLevel, "log-level", "info", "debug, info, warn or error")
 	c.secrets.register(fs)
+	c.crypto.register(fs)
 	rest, err := parseFlags(fs, e, args)
 	if err != nil {
 		return nil, err
@@ -107,6 +109,9 @@ func parseServeConfig(e env, args []string) (*serveConfig, error) {
 		return nil, usageError{"--log-format must be text or json"}
 	}
 	if c.secretsKey, err = c.secrets.key(); err != nil {
+		return nil, err
+	}
+	if err := c.crypto.check(); err != nil {
 		return nil, err
 	}
 	return c, nil
@@ -181,12 +186,21 @@ func serveCmd(ctx context.Context, e env, args []string) error {
 	if err != nil {
 		return err
 	}
+	// Test mode pays through the simulators. Live mode has no processor
+	// until one is configured (docs/payments.md), and then offers only the
+	// methods that have one: crypto, for the coins whose nodes are given.
+	procs := pay.Registry{Test: pay.Simulators()}
+	live, err := cfg.crypto.network(ctx, log, st)
+	if err != nil {
+		return err
+	}
+	if live != nil {
+		procs.Live.Crypto = live
+	}
 	a := app.New(app.Config{
 		Store: st, Logger: log, CheckoutBaseURL: cfg.checkoutBaseURL, BaseURL: cfg.baseURL,
-		// Test mode pays through the simulators. Live mode has no processor
-		// until one is configured (docs/payments.md), and then offers only
-		// the methods that have one.
-		Processors:         pay.Registry{Test: pay.Simulators()},
+		Processors:         procs,
+		CryptoScanInterval: cfg.crypto.scanInterval,
 		SecretsKey:         cfg.secretsKey,
 		Guard:              guard,
 		RootCAs:            roots,

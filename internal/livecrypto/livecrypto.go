@@ -12,7 +12,6 @@ import (
 	"context"
 	"fmt"
 	"math/big"
-	"sync"
 	"time"
 
 	"github.com/checkoutd/checkoutd/checkout"
@@ -31,6 +30,11 @@ type Coin struct {
 	// Depth is how many confirmations a payment needs; the coin's default
 	// (checkout.Coin.Confirmations) when zero.
 	Depth int
+	// StartCursor, for a node whose first scan starts at its tip
+	// (ethereum.Cursor), makes the cursor of a block: the first quote
+	// records the tip's before anyone can pay (Prepare), so that the first
+	// scan starts no later than the first payment.
+	StartCursor func(chain.Block) string
 }
 
 // Rates prices quotes.
@@ -40,20 +44,28 @@ type Rates interface {
 	CoinAmount(ctx context.Context, coin checkout.Coin, amount int64, currency string) (*big.Int, error)
 }
 
+// Cursors keep where each coin's scan resumes, across restarts and nodes
+// (the database: store.DB).
+type Cursors interface {
+	ChainCursor(ctx context.Context, coin string) (string, error)
+	SetChainCursor(ctx context.Context, coin, cursor string, now time.Time) error
+	// InitChainCursor records cursor unless one is recorded.
+	InitChainCursor(ctx context.Context, coin, cursor string, now time.Time) error
+}
+
 // Network is the live crypto network of a checkoutd process.
 type Network struct {
-	coins map[string]*Coin
-	rates Rates
-
-	mu      sync.Mutex
-	cursors map[string]string // by coin: where the next scan starts
+	coins   map[string]*Coin
+	rates   Rates
+	cursors Cursors
 }
 
 var _ pay.LiveCryptoNetwork = (*Network)(nil)
 
-// New returns a network of coins, priced by rates.
-func New(rates Rates, coins ...Coin) (*Network, error) {
-	n := &Network{coins: map[string]*Coin{}, rates: rates, cursors: map[string]string{}}
+// New returns a network of coins, priced by rates, its scans resuming
+// where cursors say.
+func New(rates Rates, cursors Cursors, coins ...Coin) (*Network, error) {
+	n := &Network{coins: map[string]*Coin{}, rates: rates, cursors: cursors}
 	for _, c := range coins {
 		cc, ok := checkout.CoinByCode(c.Code)
 		if !ok || c.Code == "SOL" {
@@ -86,6 +98,29 @@ func (n *Network) Depth(coin string) int {
 	return 0
 }
 
+// Price prices amount of currency in coin at the rate now, rounded up.
+func (n *Network) Price(ctx context.Context, coin checkout.Coin, amount int64, currency string) (*big.Int, error) {
+	if !n.Offers(coin.Code) {
+		return nil, fmt.Errorf("livecrypto: %s is not offered", coin.Code)
+	}
+	a, err := n.rates.CoinAmount(ctx, coin, amount, currency)
+	if err != nil {
+		return nil, fmt.Errorf("price %s in %s: %w", coin.Code, currency, err)
+	}
+	return a, nil
+}
+
+// Watch has coin's node watch address. It must not use the database: the
+// service calls it inside the transaction that takes the address, so that a
+// node that does not answer leaves the address untaken.
+func (n *Network) Watch(ctx context.Context, coin, address string) error {
+	c, ok := n.coins[coin]
+	if !ok {
+		return fmt.Errorf("livecrypto: %s is not offered", coin)
+	}
+	return c.Node.Watch(ctx, address)
+}
+
 // Quote has the coin's node watch r.Address (derived by the service from
 // the store's key) before anyone is shown it, and prices r at the current
 // rate.
@@ -105,6 +140,30 @@ func (n *Network) Quote(ctx context.Context, r pay.QuoteRequest) (pay.Quote, err
 		return pay.Quote{}, fmt.Errorf("watch %s address: %w", r.Coin.Code, err)
 	}
 	return pay.Quote{Address: r.Address, Amount: amount}, nil
+}
+
+// Prepare readies coin for a quote, before the quote's database
+// transaction: for a node whose first scan starts at its tip, it records the
+// tip as where scans start, unless a scan or an earlier quote recorded
+// where, so that no payment to the quote's address falls before the first
+// scan.
+func (n *Network) Prepare(ctx context.Context, coin string) error {
+	c, ok := n.coins[coin]
+	if !ok {
+		return fmt.Errorf("livecrypto: %s is not offered", coin)
+	}
+	if c.StartCursor == nil {
+		return nil
+	}
+	cur, err := n.cursors.ChainCursor(ctx, c.Code)
+	if err != nil || cur != "" {
+		return err
+	}
+	tip, err := c.Node.Tip(ctx)
+	if err != nil {
+		return fmt.Errorf("%s tip: %w", c.Code, err)
+	}
+	return n.cursors.InitChainCursor(ctx, c.Code, c.StartCursor(tip), time.Now())
 }
 
 // Confirmations returns how deep p's transaction is in the best chain now,
@@ -132,17 +191,19 @@ func (n *Network) Confirmations(ctx context.Context, p *checkout.Payment, _ time
 // Scan asks each coin's node for the transactions paying watched addresses
 // since its last committed scan, and returns their outputs. Those the node
 // has dropped, or that conflict with the chain or failed, are left out:
-// they pay nothing. The first scan of a process starts from the node's
-// earliest record, so a restart misses nothing; the service records each
-// transaction once however often it is reported. commit moves the cursors
-// on; a scan not committed (recording failed) is reported again.
-func (n *Network) Scan(ctx context.Context) ([]pay.Received, func(), error) {
+// they pay nothing. The first scan ever starts from the node's earliest
+// record (bitcoind) or its tip (ethereum: watch before quoting); the service
+// records each transaction once however often it is reported. commit
+// stores the cursors; a scan not committed (recording failed) is reported
+// again.
+func (n *Network) Scan(ctx context.Context) ([]pay.Received, func(context.Context) error, error) {
 	var out []pay.Received
 	next := map[string]string{}
 	for code, c := range n.coins {
-		n.mu.Lock()
-		cursor := n.cursors[code]
-		n.mu.Unlock()
+		cursor, err := n.cursors.ChainCursor(ctx, code)
+		if err != nil {
+			return nil, nil, err
+		}
 		sc, err := c.Node.Since(ctx, cursor)
 		if err != nil {
 			return nil, nil, fmt.Errorf("scan %s: %w", code, err)
@@ -155,14 +216,17 @@ func (n *Network) Scan(ctx context.Context) ([]pay.Received, func(), error) {
 				out = append(out, pay.Received{Coin: code, TxID: tx.ID, Vout: o.Index, Address: o.Address, Amount: o.Amount})
 			}
 		}
-		next[code] = sc.Cursor
-	}
-	commit := func() {
-		n.mu.Lock()
-		defer n.mu.Unlock()
-		for code, cur := range next {
-			n.cursors[code] = cur
+		if sc.Cursor != cursor {
+			next[code] = sc.Cursor
 		}
+	}
+	commit := func(ctx context.Context) error {
+		for code, cur := range next {
+			if err := n.cursors.SetChainCursor(ctx, code, cur, time.Now()); err != nil {
+				return err
+			}
+		}
+		return nil
 	}
 	return out, commit, nil
 }

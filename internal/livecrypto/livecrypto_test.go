@@ -33,6 +33,8 @@ type live struct {
 	clock *clock.Fake
 	store *checkout.Merchant
 	key   *checkout.APIKey
+	// coin is what sessions are quoted in: LTC when "".
+	coin string
 	// prices are the network's rates, which a test may change.
 	prices livecrypto.Prices
 	// restartWatcher replaces the live network with a new one on the same
@@ -55,7 +57,7 @@ func newLive(t *testing.T, db *store.DB, ltc *chaintest.Litecoin) *live {
 	prices := livecrypto.Prices{"LTC/USD": 8512}
 	clk := clock.NewFake(time.Now())
 	newService := func() *service.Service {
-		net, err := livecrypto.New(prices, livecrypto.Coin{Code: "LTC", Node: node, Network: "regtest", Depth: depth})
+		net, err := livecrypto.New(prices, db, livecrypto.Coin{Code: "LTC", Node: node, Network: "regtest", Depth: depth})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -80,7 +82,7 @@ func newLive(t *testing.T, db *store.DB, ltc *chaintest.Litecoin) *live {
 	return l
 }
 
-// session creates a live session of amount cents and quotes it in LTC.
+// session creates a live session of amount cents and quotes it in l.coin.
 func (l *live) session(amount int64) (*checkout.Session, *checkout.CryptoQuote) {
 	l.t.Helper()
 	ctx := context.Background()
@@ -100,7 +102,11 @@ func (l *live) session(amount int64) (*checkout.Session, *checkout.CryptoQuote) 
 	if err != nil {
 		l.t.Fatal(err)
 	}
-	q, err := l.svc.CryptoQuote(ctx, sess.ID, "LTC")
+	coin := l.coin
+	if coin == "" {
+		coin = "LTC"
+	}
+	q, err := l.svc.CryptoQuote(ctx, sess.ID, coin)
 	if err != nil {
 		l.t.Fatal(err)
 	}
@@ -324,7 +330,7 @@ func TestLiveLitecoinAmounts(t *testing.T) {
 			t.Errorf("late: status %s, payments %v; want expired, the payment failed session_expired", l.status(late.ID), l.payments(late.ID))
 		}
 
-		// A new watcher (a restart) scans from the node's first record:
+		// A new watcher (a restart) resumes from the stored cursor:
 		// nothing is recorded twice.
 		before := len(l.payments(twice.ID)) + len(l.payments(short.ID)) + len(l.payments(late.ID))
 		l.restartWatcher()

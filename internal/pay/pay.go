@@ -162,12 +162,22 @@ type LiveCryptoNetwork interface {
 	Network(coin string) string
 	// Depth is how many confirmations a payment in coin needs.
 	Depth(coin string) int
+	// Prepare readies coin for a quote; the service calls it before the
+	// quote's database transaction (it may use the database itself).
+	Prepare(ctx context.Context, coin string) error
+	// Price returns amount minor units of currency in base units of coin
+	// at the rate now, rounded up. The service prices a quote before its
+	// database transaction: a rate source may take a while to answer.
+	Price(ctx context.Context, coin checkout.Coin, amount int64, currency string) (*big.Int, error)
+	// Watch has coin's node watch address (again: it is idempotent), as
+	// Quote does; for the quotes still open when a process starts.
+	Watch(ctx context.Context, coin, address string) error
 	// Scan returns the transactions that paid watched addresses since the
 	// last committed scan (after a restart, since the first: recording is
 	// idempotent), each output of each once at least. The caller calls
 	// commit once it has recorded them all, and the next scan starts after
 	// them; until then, the next scan reports them again.
-	Scan(ctx context.Context) (rs []Received, commit func(), err error)
+	Scan(ctx context.Context) (rs []Received, commit func(context.Context) error, err error)
 }
 
 // Received is a transaction output paying a watched address, as a scan

@@ -71,6 +71,13 @@ func (s *Service) liveQuote(ctx context.Context, n pay.LiveCryptoNetwork, sess *
 	if !ok {
 		return nil, checkout.Errorf(checkout.EValidationFailed, "Pick one of the coins offered.")
 	}
+	if err := n.Prepare(ctx, coin.Code); err != nil {
+		return nil, checkout.Internal(fmt.Errorf("prepare %s: %w", coin.Code, err))
+	}
+	amount, err := n.Price(ctx, coin, sess.TotalAmount, sess.Currency)
+	if err != nil {
+		return nil, checkout.Internal(err)
+	}
 	err = s.inTx(ctx, func(tx *txn) error {
 		if _, err := tx.SessionGetForUpdate(ctx, sess.ID); err != nil {
 			return err
@@ -82,14 +89,14 @@ func (s *Service) liveQuote(ctx context.Context, n pay.LiveCryptoNetwork, sess *
 		if err != nil {
 			return err
 		}
-		quote, err := n.Quote(ctx, pay.QuoteRequest{SessionID: sess.ID, Mode: sess.Mode, Coin: coin, Amount: sess.TotalAmount,
-			Currency: sess.Currency, Address: addr.Address})
-		if err != nil {
-			return checkout.Internal(fmt.Errorf("quote %s: %w", coin.Code, err))
+		// Watched before anyone is shown it; a node that does not answer
+		// rolls the transaction back, and the address stays untaken.
+		if err := n.Watch(ctx, coin.Code, addr.Address); err != nil {
+			return checkout.Internal(fmt.Errorf("watch %s address: %w", coin.Code, err))
 		}
 		now := s.now()
-		return tx.CryptoQuoteInsert(ctx, &checkout.CryptoQuote{SessionID: sess.ID, Coin: coin.Code, Address: quote.Address,
-			AmountBase: quote.Amount.String(), CreatedAt: now, KeyID: k.ID, KeyIndex: k.NextIndex, ExpiresAt: now.Add(LiveQuoteValidity)})
+		return tx.CryptoQuoteInsert(ctx, &checkout.CryptoQuote{SessionID: sess.ID, Coin: coin.Code, Address: addr.Address,
+			AmountBase: amount.String(), CreatedAt: now, KeyID: k.ID, KeyIndex: k.NextIndex, ExpiresAt: now.Add(LiveQuoteValidity)})
 	})
 	if err != nil {
 		return nil, err
@@ -106,6 +113,12 @@ func (s *Service) ScanCrypto(ctx context.Context) (int, error) {
 	n := s.live()
 	if n == nil {
 		return 0, nil
+	}
+	if !s.liveWatched.Load() {
+		if err := s.watchOpenQuotes(ctx, n); err != nil {
+			return 0, err
+		}
+		s.liveWatched.Store(true)
 	}
 	rs, commit, err := n.Scan(ctx)
 	if err != nil {
@@ -134,7 +147,9 @@ func (s *Service) ScanCrypto(ctx context.Context) (int, error) {
 			return 0, fmt.Errorf("record %s transaction %s: %w", r.Coin, r.TxID, err)
 		}
 	}
-	commit()
+	if err := commit(ctx); err != nil {
+		return 0, err
+	}
 	return len(rs), nil
 }
 
@@ -147,13 +162,33 @@ func (s *Service) freshAmount(ctx context.Context, n pay.LiveCryptoNetwork, q *c
 		return nil, err
 	}
 	coin, _ := checkout.CoinByCode(q.Coin)
-	fresh, err := n.Quote(ctx, pay.QuoteRequest{SessionID: sess.ID, Mode: sess.Mode, Coin: coin, Amount: sess.TotalAmount,
-		Currency: sess.Currency, Address: q.Address})
+	fresh, err := n.Price(ctx, coin, sess.TotalAmount, sess.Currency)
 	if err != nil {
 		return nil, fmt.Errorf("price %s again: %w", q.Coin, err)
 	}
-	if old, ok := new(big.Int).SetString(q.AmountBase, 10); ok && old.Cmp(fresh.Amount) > 0 {
+	if old, ok := new(big.Int).SetString(q.AmountBase, 10); ok && old.Cmp(fresh) > 0 {
 		return old, nil
 	}
-	return fresh.Amount, nil
+	return fresh, nil
+}
+
+// watchOpenQuotes has the nodes watch the addresses of the quotes still
+// open, once per process before its first scan: a node that keeps its watch
+// list in memory (ethereum) starts with none.
+func (s *Service) watchOpenQuotes(ctx context.Context, n pay.LiveCryptoNetwork) error {
+	for _, c := range checkout.Coins {
+		if !n.Offers(c.Code) {
+			continue
+		}
+		addrs, err := s.store.CryptoQuoteAddressesOpen(ctx, c.Code)
+		if err != nil {
+			return err
+		}
+		for _, a := range addrs {
+			if err := n.Watch(ctx, c.Code, a); err != nil {
+				return fmt.Errorf("watch %s address again: %w", c.Code, err)
+			}
+		}
+	}
+	return nil
 }

@@ -68,6 +68,9 @@ type Service struct {
 	urls            URLChecker
 	notify          func()
 	changes         changes
+	// liveWatched is set once this process has had the live nodes watch
+	// the open quotes' addresses again (ScanCrypto).
+	liveWatched atomic.Bool
 	procs           pay.Registry
 	secrets         *seal.Key
 	keys            *ttlCache[*checkout.APIKey]

@@ -31,6 +31,10 @@ func freshDatabase(t *testing.T, name string) (open func() (*store.DB, error), d
 	return nil, "", ""
 }
 
+// undo0015 undoes migration 0015 (chain cursors) on either database;
+// undo0014 follows it.
+var undo0015 = []string{`DROP TABLE chain_cursors`}
+
 // undo0014 undoes migration 0014 (crypto keys) on either database; undo0013
 // follows it.
 var undo0014 = []string{
@@ -132,7 +136,7 @@ func TestMigrateHMACSecrets(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			for _, q := range append(append(append(undo0014, undo0013...), undo0012...), `DELETE FROM schema_migrations WHERE version >= 12`) {
+			for _, q := range append(append(append(append(undo0015, undo0014...), undo0013...), undo0012...), `DELETE FROM schema_migrations WHERE version >= 12`) {
 				if _, err := raw.ExecContext(ctx, q); err != nil {
 					t.Fatalf("%s: %v", q, err)
 				}
@@ -206,7 +210,7 @@ func TestMigrateDashboardWebhooks(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			for _, q := range append(append(append(append(append(undo0014, undo0013...), undo0012...), undo0011...), undo0010...),
+			for _, q := range append(append(append(append(append(append(undo0015, undo0014...), undo0013...), undo0012...), undo0011...), undo0010...),
 				`INSERT INTO delivery_attempts (delivery_id, number, started_at_ms, duration_us, status_code, error, response_body)
 					VALUES ('`+d.ID+`', 1, 1790000000000, 1000, 500, 'receiver answered 500', '')`,
 				`UPDATE deliveries SET status = 'failed'`,
@@ -280,7 +284,7 @@ func TestMigrateCryptoTxHash(t *testing.T) {
 				t.Fatal(err)
 			}
 			// (Each migration after 4 is undone here too.)
-			for _, q := range append(append(append(append(append(undo0014, undo0013...), undo0012...), undo0011...), undo0010...), []string{
+			for _, q := range append(append(append(append(append(append(undo0015, undo0014...), undo0013...), undo0012...), undo0011...), undo0010...), []string{
 				`DROP TABLE setup_tokens`,
 				`DROP TABLE dashboard_sessions`,
 				`DROP TABLE memberships`,

@@ -237,3 +237,18 @@ func (db *DB) CryptoQuoteByAddress(ctx context.Context, coin, address string) (*
 	}
 	return q, db.translate(err)
 }
+
+// CryptoQuoteAddressesOpen returns the addresses of a coin's live quotes
+// whose session is still open: those a node must watch, after a restart of
+// a node that keeps its watch list in memory.
+func (db *DB) CryptoQuoteAddressesOpen(ctx context.Context, coin string) ([]string, error) {
+	rows, err := db.readRows(ctx, `SELECT q.address FROM crypto_quotes q JOIN sessions s ON s.id = q.session_id
+		WHERE q.coin = $1 AND q.key_id <> '' AND s.status = 'open' ORDER BY q.created_at_ms`, coin)
+	if err != nil {
+		return nil, db.translate(err)
+	}
+	return collect(db, rows, func(row scanner) (string, error) {
+		var a string
+		return a, row.Scan(&a)
+	})
+}
