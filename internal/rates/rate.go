@@ -63,6 +63,7 @@ type RateLimitedError struct {
 	RetryAfter time.Duration
 }
 
+// Error says the upstream is limiting requests, and for how long.
 func (e *RateLimitedError) Error() string {
 	if e.RetryAfter > 0 {
 		return fmt.Sprintf("%s: rate unavailable: too many requests, retry after %s", e.Source, e.RetryAfter)
