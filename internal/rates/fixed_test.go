@@ -129,6 +129,9 @@ func FuzzParseFixed(f *testing.F) {
 			if a[i].Coin != b[i].Coin || a[i].Currency != b[i].Currency || a[i].Price.Cmp(b[i].Price) != 0 || a[i].Price.String() != b[i].Price.String() {
 				t.Fatalf("ParseFixed(%q) rate %d = %+v, after a round trip %+v", s, i, a[i], b[i])
 			}
+			if back, err := rates.ParseMinorPrice(a[i].Price.String()); err != nil || back.Cmp(a[i].Price) != 0 || back.String() != a[i].Price.String() {
+				t.Fatalf("ParseFixed(%q) rate %d: ParseMinorPrice(%q) = %v, %v; want the same price", s, i, a[i].Price.String(), back, err)
+			}
 			if a[i].Price.Rat().Sign() <= 0 {
 				t.Fatalf("ParseFixed(%q) rate %d is not above zero: %s", s, i, a[i].Price)
 			}

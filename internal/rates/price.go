@@ -40,23 +40,44 @@ func ParsePrice(s, currency string) (Price, error) {
 	if !ok {
 		return Price{}, fmt.Errorf("unknown currency %q: use an ISO 4217 code such as USD", currency)
 	}
+	units, scale, err := parseDecimal(s, MaxIntegerDigits)
+	if err != nil {
+		return Price{}, err
+	}
+	// units × 10^-scale major units is units × 10^(exp-scale) minor.
+	return newPrice(units, scale-checkout.CurrencyExponent(cur)), nil
+}
+
+// ParseMinorPrice parses s, a price in minor units as Price.String()
+// renders it ("8512", "0.0123"): to read back a price that was stored.
+// The syntax is ParsePrice's, with up to four more digits before the point
+// (the largest exponent of a currency).
+func ParseMinorPrice(s string) (Price, error) {
+	units, scale, err := parseDecimal(s, MaxIntegerDigits+4)
+	if err != nil {
+		return Price{}, err
+	}
+	return newPrice(units, scale), nil
+}
+
+// parseDecimal parses a plain positive decimal into units × 10^-scale.
+func parseDecimal(s string, maxInteger int) (*big.Int, int, error) {
 	whole, frac, hasPoint := strings.Cut(s, ".")
 	switch {
 	case s == "":
-		return Price{}, errors.New("empty price: write a decimal such as 85.12")
+		return nil, 0, errors.New("empty price: write a decimal such as 85.12")
 	case !isDigits(whole) || (hasPoint && !isDigits(frac)):
-		return Price{}, fmt.Errorf("price %q is not a plain decimal: write digits with at most one point, such as 85.12 (no sign, exponent, spaces or separators)", s)
-	case len(whole) > MaxIntegerDigits:
-		return Price{}, fmt.Errorf("price %q has more than %d digits before the point", s, MaxIntegerDigits)
+		return nil, 0, fmt.Errorf("price %q is not a plain decimal: write digits with at most one point, such as 85.12 (no sign, exponent, spaces or separators)", s)
+	case len(whole) > maxInteger:
+		return nil, 0, fmt.Errorf("price %q has more than %d digits before the point", s, maxInteger)
 	case len(frac) > MaxFractionDigits:
-		return Price{}, fmt.Errorf("price %q has more than %d digits after the point", s, MaxFractionDigits)
+		return nil, 0, fmt.Errorf("price %q has more than %d digits after the point", s, MaxFractionDigits)
 	}
 	units, _ := new(big.Int).SetString(whole+frac, 10)
 	if units.Sign() == 0 {
-		return Price{}, fmt.Errorf("price %q is zero: a coin's price must be above zero", s)
+		return nil, 0, fmt.Errorf("price %q is zero: a coin's price must be above zero", s)
 	}
-	// units × 10^-len(frac) major units is units × 10^(exp-len(frac)) minor.
-	return newPrice(units, len(frac)-checkout.CurrencyExponent(cur)), nil
+	return units, len(frac), nil
 }
 
 func isDigits(s string) bool {
@@ -82,7 +103,8 @@ func PriceFromMinor(minor int64) (Price, error) {
 
 // newPrice returns units × 10^-scale minor units in canonical form: scale
 // ≥ 0 and no trailing zero in units while scale > 0, so that equal prices
-// are equal structs of equal numbers. units must be positive.
+// have the same units and scale (compare them with Cmp, not ==). units
+// must be positive.
 func newPrice(units *big.Int, scale int) Price {
 	u := new(big.Int).Set(units)
 	if scale < 0 {

@@ -70,6 +70,9 @@ func TestParsePrice(t *testing.T) {
 		if got := p.Major(tt.currency); got != tt.major {
 			t.Errorf("ParsePrice(%q, %s).Major() = %s; want %s", tt.s, tt.currency, got, tt.major)
 		}
+		if back, err := rates.ParseMinorPrice(p.String()); err != nil || back.Cmp(p) != 0 || back.String() != p.String() {
+			t.Errorf("ParseMinorPrice(%q) = %v, %v; want the price parsed from %q", p.String(), back, err, tt.s)
+		}
 	}
 }
 
@@ -103,6 +106,33 @@ func TestParsePriceRejects(t *testing.T) {
 		p, err := rates.ParsePrice(tt.s, tt.currency)
 		if err == nil || !strings.Contains(err.Error(), tt.why) {
 			t.Errorf("ParsePrice(%q, %q) = %v, %v; want an error saying %q", tt.s, tt.currency, p, err, tt.why)
+		}
+	}
+}
+
+func TestParseMinorPrice(t *testing.T) {
+	tests := []struct{ s, want, err string }{
+		{"8512", "8512", ""},
+		{"0.0123", "0.0123", ""},
+		{"85.1200", "85.12", ""},
+		{"9999999999999999999999", "9999999999999999999999", ""},
+		{"0.000000000000000001", "0.000000000000000001", ""},
+		{"99999999999999999999999", "", "more than 22 digits before"},
+		{"0.0000000000000000001", "", "more than 18 digits after"},
+		{"0", "", "is zero"},
+		{"-1", "", "not a plain decimal"},
+		{"", "", "empty"},
+	}
+	for _, tt := range tests {
+		p, err := rates.ParseMinorPrice(tt.s)
+		if tt.err != "" {
+			if err == nil || !strings.Contains(err.Error(), tt.err) {
+				t.Errorf("ParseMinorPrice(%q) = %v, %v; want an error containing %q", tt.s, p, err, tt.err)
+			}
+			continue
+		}
+		if err != nil || p.String() != tt.want {
+			t.Errorf("ParseMinorPrice(%q) = %v, %v; want %s", tt.s, p, err, tt.want)
 		}
 	}
 }
