@@ -5,7 +5,6 @@ import (
 	"flag"
 	"fmt"
 	"log/slog"
-	"math/big"
 	"strings"
 	"time"
 
@@ -13,6 +12,7 @@ import (
 	"github.com/checkoutd/checkoutd/internal/chain/bitcoind"
 	"github.com/checkoutd/checkoutd/internal/chain/ethereum"
 	"github.com/checkoutd/checkoutd/internal/livecrypto"
+	"github.com/checkoutd/checkoutd/internal/rates"
 )
 
 // Live crypto (docs/payments.md, Live crypto): serve takes real crypto
@@ -30,6 +30,9 @@ type cryptoFlags struct {
 	ethURL           string
 	ethConfirmations int
 	rates            string
+	ratesURL         string
+	ratesTTL         time.Duration
+	ratesMaxAge      time.Duration
 	scanInterval     time.Duration
 }
 
@@ -50,7 +53,10 @@ func (c *cryptoFlags) register(fs *flag.FlagSet) {
 	eth, _ := checkout.CoinByCode("ETH")
 	fs.StringVar(&c.ethURL, "eth-rpc-url", "", "an Ethereum node's JSON-RPC address (geth, Nethermind, a provider): live sessions take ETH when set")
 	fs.IntVar(&c.ethConfirmations, "eth-confirmations", eth.Confirmations, "confirmations an ETH payment needs")
-	fs.StringVar(&c.rates, "crypto-rates", "", "the price of one coin in a currency, for live quotes: LTC/USD=85.12,BTC/USD=97000,...")
+	fs.StringVar(&c.rates, "crypto-rates", "", "fixed prices of one coin in a currency, for live quotes: LTC/USD=85.12,BTC/USD=97000,... (docs/rates.md)")
+	fs.StringVar(&c.ratesURL, "crypto-rates-url", "", "a Coinbase-compatible ticker for the pairs --crypto-rates does not fix, such as "+rates.DefaultTickerURL+" (off when empty: no outbound call)")
+	fs.DurationVar(&c.ratesTTL, "crypto-rates-ttl", rates.DefaultTTL, "how long a ticker rate is used before it is asked for again")
+	fs.DurationVar(&c.ratesMaxAge, "crypto-rates-max-age", rates.DefaultMaxAge, "the oldest a ticker rate may be when the ticker cannot renew it; past it, quotes in that pair fail")
 	fs.DurationVar(&c.scanInterval, "crypto-scan-interval", 5*time.Second, "how often the live crypto nodes are scanned for payments")
 }
 
@@ -62,10 +68,7 @@ func (c *cryptoFlags) check() error {
 	if !c.enabled() {
 		return nil
 	}
-	if c.rates == "" {
-		return usageError{"live crypto needs --crypto-rates: the price of each coin taken in each currency stores sell in, such as LTC/USD=85.12"}
-	}
-	if _, err := parsePrices(c.rates); err != nil {
+	if _, err := c.source(); err != nil {
 		return err
 	}
 	for code, n := range map[string]*nodeFlags{"btc": &c.btc, "ltc": &c.ltc} {
@@ -97,7 +100,7 @@ func (c *cryptoFlags) network(ctx context.Context, log *slog.Logger, cursors liv
 	if !c.enabled() {
 		return nil, nil
 	}
-	prices, err := parsePrices(c.rates)
+	src, err := c.source()
 	if err != nil {
 		return nil, err
 	}
@@ -130,53 +133,29 @@ func (c *cryptoFlags) network(ctx context.Context, log *slog.Logger, cursors liv
 		coins = append(coins, livecrypto.Coin{Code: "ETH", Node: node, Network: "main", Depth: c.ethConfirmations, StartCursor: ethereum.Cursor})
 		log.Info("live crypto node configured", "coin", "ETH", "confirmations", c.ethConfirmations)
 	}
-	return livecrypto.New(prices, cursors, coins...)
+	return livecrypto.New(livecrypto.SourceRates{Source: src}, cursors, coins...)
 }
 
-// parsePrices reads --crypto-rates: COIN/CURRENCY=PRICE entries, the price
-// of one coin in the currency, exact to the currency's minor unit.
-func parsePrices(s string) (livecrypto.Prices, error) {
-	p := livecrypto.Prices{}
-	for _, entry := range strings.Split(s, ",") {
-		entry = strings.TrimSpace(entry)
-		if entry == "" {
-			continue
+// source is the rate source of live quotes: the fixed rates first, then
+// the ticker; at least one is needed.
+func (c *cryptoFlags) source() (rates.Source, error) {
+	var chain rates.Chain
+	if c.rates != "" {
+		f, err := rates.ParseFixed(c.rates, time.Now())
+		if err != nil {
+			return nil, usageError{"--crypto-rates: " + err.Error()}
 		}
-		pair, price, ok := strings.Cut(entry, "=")
-		coin, currency, ok2 := strings.Cut(pair, "/")
-		if !ok || !ok2 {
-			return nil, usageError{fmt.Sprintf("--crypto-rates: %q is not COIN/CURRENCY=PRICE, such as LTC/USD=85.12", entry)}
-		}
-		coin, currency = strings.ToUpper(strings.TrimSpace(coin)), strings.ToUpper(strings.TrimSpace(currency))
-		if _, ok := checkout.CoinByCode(coin); !ok {
-			return nil, usageError{fmt.Sprintf("--crypto-rates: %q: unknown coin %s", entry, coin)}
-		}
-		code, ok := checkout.NormalizeCurrency(currency)
-		if !ok {
-			return nil, usageError{fmt.Sprintf("--crypto-rates: %q: unknown currency %s", entry, currency)}
-		}
-		minor, err := minorUnits(strings.TrimSpace(price), checkout.CurrencyExponent(code))
-		if err != nil || minor <= 0 {
-			return nil, usageError{fmt.Sprintf("--crypto-rates: %q: the price must be a positive amount of %s with at most %d decimals", entry, code, checkout.CurrencyExponent(code))}
-		}
-		if _, dup := p[coin+"/"+code]; dup {
-			return nil, usageError{fmt.Sprintf("--crypto-rates: %s/%s is given twice", coin, code)}
-		}
-		p[coin+"/"+code] = minor
+		chain = append(chain, f)
 	}
-	return p, nil
-}
-
-// minorUnits reads a decimal amount exactly, in minor units of a currency
-// of exponent exp.
-func minorUnits(s string, exp int) (int64, error) {
-	r, ok := new(big.Rat).SetString(s)
-	if !ok || strings.ContainsAny(s, "eE/") {
-		return 0, fmt.Errorf("not a decimal")
+	if c.ratesURL != "" {
+		t, err := rates.NewTicker(rates.TickerConfig{BaseURL: c.ratesURL, TTL: c.ratesTTL, MaxAge: c.ratesMaxAge})
+		if err != nil {
+			return nil, usageError{"--crypto-rates-url: " + err.Error()}
+		}
+		chain = append(chain, t)
 	}
-	r.Mul(r, new(big.Rat).SetInt(new(big.Int).Exp(big.NewInt(10), big.NewInt(int64(exp)), nil)))
-	if !r.IsInt() || !r.Num().IsInt64() {
-		return 0, fmt.Errorf("not exact")
+	if len(chain) == 0 {
+		return nil, usageError{"live crypto needs prices: --crypto-rates (fixed, such as LTC/USD=85.12) or --crypto-rates-url (a ticker), or both"}
 	}
-	return r.Num().Int64(), nil
+	return chain, nil
 }

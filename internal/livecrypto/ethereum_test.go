@@ -36,7 +36,7 @@ func TestLiveEthereumPayment(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			net, err := livecrypto.New(livecrypto.Prices{"ETH/USD": 310000}, db,
+			net, err := livecrypto.New(testPrices{"ETH/USD": 310000}, db,
 				livecrypto.Coin{Code: "ETH", Node: node, Network: "main", Depth: ethDepth, StartCursor: ethereum.Cursor})
 			if err != nil {
 				t.Fatal(err)

@@ -17,6 +17,7 @@ import (
 	"github.com/checkoutd/checkoutd/checkout"
 	"github.com/checkoutd/checkoutd/internal/chain"
 	"github.com/checkoutd/checkoutd/internal/pay"
+	"github.com/checkoutd/checkoutd/internal/rates"
 )
 
 // Coin is one coin the network takes: its node, the node's chain, and the
@@ -231,16 +232,12 @@ func (n *Network) Scan(ctx context.Context) ([]pay.Received, func(context.Contex
 	return out, commit, nil
 }
 
-// Prices are operator-set rates: the price of one coin in minor units of a
-// currency, keyed "LTC/USD". They never go stale; an operator who sets them
-// answers for them.
-type Prices map[string]int64
+// SourceRates prices quotes with a rate source (package rates: the
+// operator's fixed rates, a ticker, or both): exactly, rounded up.
+type SourceRates struct{ Source rates.Source }
 
-// CoinAmount prices amount at the coin's set rate in currency, rounded up.
-func (p Prices) CoinAmount(_ context.Context, coin checkout.Coin, amount int64, currency string) (*big.Int, error) {
-	price, ok := p[coin.Code+"/"+currency]
-	if !ok || price <= 0 {
-		return nil, fmt.Errorf("no %s/%s rate is set", coin.Code, currency)
-	}
-	return checkout.CoinAmount(amount, coin, price), nil
+// CoinAmount prices amount of currency in coin at the source's rate now.
+func (s SourceRates) CoinAmount(ctx context.Context, coin checkout.Coin, amount int64, currency string) (*big.Int, error) {
+	a, _, err := rates.Quote(ctx, s.Source, amount, currency, coin)
+	return a, err
 }

@@ -3,6 +3,8 @@ package livecrypto_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"math/big"
 	"strconv"
 	"strings"
 	"testing"
@@ -36,7 +38,7 @@ type live struct {
 	// coin is what sessions are quoted in: LTC when "".
 	coin string
 	// prices are the network's rates, which a test may change.
-	prices livecrypto.Prices
+	prices testPrices
 	// restartWatcher replaces the live network with a new one on the same
 	// node: a process started again.
 	restartWatcher func()
@@ -54,7 +56,7 @@ func newLive(t *testing.T, db *store.DB, ltc *chaintest.Litecoin) *live {
 	if err := node.EnsureWallet(ctx); err != nil {
 		t.Fatal(err)
 	}
-	prices := livecrypto.Prices{"LTC/USD": 8512}
+	prices := testPrices{"LTC/USD": 8512}
 	clk := clock.NewFake(time.Now())
 	newService := func() *service.Service {
 		net, err := livecrypto.New(prices, db, livecrypto.Coin{Code: "LTC", Node: node, Network: "regtest", Depth: depth})
@@ -339,4 +341,16 @@ func TestLiveLitecoinAmounts(t *testing.T) {
 			t.Errorf("%d payments after a restart; want still %d", after, before)
 		}
 	})
+}
+
+// testPrices are rates a test sets and changes: the price of one coin in
+// minor units of a currency, keyed "LTC/USD".
+type testPrices map[string]int64
+
+func (p testPrices) CoinAmount(_ context.Context, coin checkout.Coin, amount int64, currency string) (*big.Int, error) {
+	price, ok := p[coin.Code+"/"+currency]
+	if !ok {
+		return nil, fmt.Errorf("no %s/%s rate", coin.Code, currency)
+	}
+	return checkout.CoinAmount(amount, coin, price), nil
 }

@@ -180,7 +180,7 @@ func (s *Service) recordCrypto(ctx context.Context, r cryptoReport) (*checkout.P
 		}
 		due := now.Add(time.Duration(p.Crypto.Confirmations) * coin.BlockTime)
 		if r.received != nil {
-			due = now.Add(coin.BlockTime) // a live node counts: look at each block
+			due = now // a live node counts: look at once, then every LiveConfirmationLook
 		}
 		p.DueAt = &due
 		return hold(ctx, tx, sess, p, now)

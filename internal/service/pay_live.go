@@ -8,6 +8,7 @@ import (
 
 	"github.com/checkoutd/checkoutd/checkout"
 	"github.com/checkoutd/checkoutd/internal/pay"
+	"github.com/checkoutd/checkoutd/internal/rates"
 )
 
 // Live crypto (issue 12; docs/payments.md, Live crypto): each quote pays to
@@ -16,8 +17,12 @@ import (
 // completes a payment when its node counts enough confirmations.
 
 // LiveQuoteValidity is how long a live quote's amount holds: its rate is
-// stale after.
-const LiveQuoteValidity = 15 * time.Minute
+// stale after (rates.QuoteValidity).
+const LiveQuoteValidity = rates.QuoteValidity
+
+// LiveConfirmationLook is how often the payments job asks a live node how
+// deep a payment's transaction is.
+const LiveConfirmationLook = 5 * time.Second
 
 // JobCryptoScan names the job that scans the nodes.
 const JobCryptoScan = "crypto_scan"

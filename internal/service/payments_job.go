@@ -81,6 +81,11 @@ func (s *Service) processDue(ctx context.Context, p *checkout.Payment) (bool, er
 			break
 		}
 		later = coin.NextLook(confs, broadcast, now)
+		if p.Crypto.ReceivedBase != "" && s.live() != nil {
+			// A live node counts the confirmations, and a block may come
+			// early: look again soon, cheaply (one call to the node).
+			later = now.Add(LiveConfirmationLook)
+		}
 	case p.Method == checkout.MethodSkins && procs.Skins != nil:
 		if p.Skins == nil {
 			// The trade's outcome was never written (the platform did not
