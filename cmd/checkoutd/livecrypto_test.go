@@ -55,7 +55,9 @@ func TestServeLiveLitecoin(t *testing.T) {
 	cliJSON(t, &st, "stores", "create", "--database", db, "--name", "Acme Games", "--currency", "USD")
 	var key struct{ Secret string }
 	cliJSON(t, &key, "keys", "create", "--database", db, "--store", st.ID, "--mode", "live")
-	var ck struct{ FirstAddress string `json:"first_address"` }
+	var ck struct {
+		FirstAddress string `json:"first_address"`
+	}
 	cliJSON(t, &ck, "stores", "crypto", "set", "--database", db, "--store", st.ID, "--coin", "LTC", "--network", "regtest", "--xpub", ltcRegtestKey)
 	if ck.FirstAddress != "rltc1q6rz28mcfaxtmd6v789l9rrlrusdprr9puuzgkg" {
 		t.Fatalf("first address = %q", ck.FirstAddress)
@@ -173,4 +175,3 @@ func pickCoin(t *testing.T, tr *triggerer, checkoutURL, coin string) string {
 	}
 	return string(b)
 }
-

@@ -71,11 +71,11 @@ type Service struct {
 	// liveWatched is set once this process has had the live nodes watch
 	// the open quotes' addresses again (ScanCrypto).
 	liveWatched atomic.Bool
-	procs           pay.Registry
-	secrets         *seal.Key
-	keys            *ttlCache[*checkout.APIKey]
-	unknownKeys     *ttlCache[struct{}]
-	merchants       *ttlCache[*checkout.Merchant]
+	procs       pay.Registry
+	secrets     *seal.Key
+	keys        *ttlCache[*checkout.APIKey]
+	unknownKeys *ttlCache[struct{}]
+	merchants   *ttlCache[*checkout.Merchant]
 	// signInFailures limit failed dashboard sign-ins per account email
 	// and per client (SignIn).
 	signInFailures struct{ byEmail, byClient *authlimit.Limiter[string] }
