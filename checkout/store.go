@@ -226,6 +226,9 @@ type Tx interface {
 	// CryptoQuoteGet returns a session's quote for a coin, in the
 	// transaction; not_found when there is none.
 	CryptoQuoteGet(ctx context.Context, sessionID, coin string) (*CryptoQuote, error)
+	// CryptoQuoteRequote prices a live quote again: a new amount, holding
+	// until expiresAt; its address stays.
+	CryptoQuoteRequote(ctx context.Context, sessionID, coin, amountBase string, expiresAt time.Time) error
 	// CryptoQuoteInsert stores a quote unless the session already has one
 	// for its coin (the first one stands).
 	CryptoQuoteInsert(ctx context.Context, q *CryptoQuote) error

@@ -320,6 +320,28 @@ func TestLiveLitecoinAmounts(t *testing.T) {
 		}
 		l.prices["LTC/USD"] = 8512
 
+		// Shown after its time, a quote is priced again at the rate now:
+		// the same address, the new amount, a new expiry; paying that
+		// amount pays the session.
+		requoted, q := l.session(1500)
+		l.clock.Advance(service.LiveQuoteValidity)
+		l.prices["LTC/USD"] = 4256
+		ps, err := l.svc.PageSession(ctx, requoted.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		shown, err := l.svc.ShownQuote(ctx, ps, "LTC")
+		if err != nil || shown.Address != q.Address || mustInt(t, shown.AmountBase) != 2*mustInt(t, q.AmountBase)-1 || !shown.ExpiresAt.After(l.clock.Now()) {
+			t.Fatalf("the quote shown after its time = %+v, %v; want %s priced again (%d), holding from now", shown, err, q.Address, 2*mustInt(t, q.AmountBase)-1)
+		}
+		ltc.Send(shown.Address, mustInt(t, shown.AmountBase))
+		l.step()
+		confirm()
+		if l.status(requoted.ID) != checkout.StatusComplete {
+			t.Errorf("the quote priced again, paid: status %s, payments %v; want complete", l.status(requoted.ID), l.payments(requoted.ID))
+		}
+		l.prices["LTC/USD"] = 8512
+
 		// Late: the session expired before the money came.
 		late, q := l.session(1500)
 		l.clock.Advance(2 * time.Hour)

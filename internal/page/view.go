@@ -234,8 +234,8 @@ func (p *Page) view(ctx context.Context, w http.ResponseWriter, r *http.Request,
 			offered = offered || c.Code == code
 		}
 		if c, ok := checkout.CoinByCode(code); ok && offered {
-			quote, err := p.svc.Store().CryptoQuoteGet(ctx, s.ID, c.Code)
-			if err != nil && !checkout.IsCode(err, checkout.ENotFound) {
+			quote, err := p.svc.ShownQuote(ctx, ps, c.Code)
+			if err != nil {
 				return nil, err
 			}
 			if quote != nil {

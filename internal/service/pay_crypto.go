@@ -27,6 +27,9 @@ func (s *Service) CryptoQuote(ctx context.Context, sessionID, coinCode string) (
 		return nil, checkout.DeclineMethod
 	}
 	if q, err := s.store.CryptoQuoteGet(ctx, sessionID, coin.Code); err == nil || !checkout.IsCode(err, checkout.ENotFound) {
+		if live, ok := network.(pay.LiveCryptoNetwork); ok && err == nil && !q.ExpiresAt.IsZero() && !s.now().Before(q.ExpiresAt) {
+			return s.requote(ctx, live, ps, q)
+		}
 		return q, err
 	}
 	if d := ps.Session.PaymentDecline(s.now()); d == checkout.DeclineComplete || d == checkout.DeclineExpired {

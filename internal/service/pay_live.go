@@ -109,6 +109,52 @@ func (s *Service) liveQuote(ctx context.Context, n pay.LiveCryptoNetwork, sess *
 	return s.store.CryptoQuoteGet(ctx, sess.ID, coin.Code)
 }
 
+// ShownQuote returns the quote a session's page shows for coin: nil when
+// the buyer has not picked the coin yet; a live quote past its time is
+// priced again first (requote).
+func (s *Service) ShownQuote(ctx context.Context, ps *PageSession, coin string) (*checkout.CryptoQuote, error) {
+	q, err := s.store.CryptoQuoteGet(ctx, ps.Session.ID, coin)
+	if checkout.IsCode(err, checkout.ENotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	if n := s.live(); n != nil && ps.Session.Mode.Live() && !q.ExpiresAt.IsZero() && !s.now().Before(q.ExpiresAt) {
+		return s.requote(ctx, n, ps, q)
+	}
+	return q, nil
+}
+
+// requote prices an expired live quote again at the rate now, for a buyer
+// about to be shown it: a quote is never honoured at a stale rate. The
+// address stays (it is the session's); a session that is paid, held or over
+// keeps its quote as it was.
+func (s *Service) requote(ctx context.Context, n pay.LiveCryptoNetwork, ps *PageSession, q *checkout.CryptoQuote) (*checkout.CryptoQuote, error) {
+	if ps.Session.PaymentDecline(s.now()) != checkout.DeclineNone {
+		return q, nil
+	}
+	coin, _ := checkout.CoinByCode(q.Coin)
+	amount, err := n.Price(ctx, coin, ps.Session.TotalAmount, ps.Session.Currency)
+	if err != nil {
+		return nil, checkout.Internal(err)
+	}
+	err = s.inTx(ctx, func(tx *txn) error {
+		if _, err := tx.SessionGetForUpdate(ctx, q.SessionID); err != nil {
+			return err
+		}
+		cur, err := tx.CryptoQuoteGet(ctx, q.SessionID, q.Coin)
+		if err != nil || s.now().Before(cur.ExpiresAt) {
+			return err // priced again meanwhile
+		}
+		return tx.CryptoQuoteRequote(ctx, q.SessionID, q.Coin, amount.String(), s.now().Add(LiveQuoteValidity))
+	})
+	if err != nil {
+		return nil, err
+	}
+	return s.store.CryptoQuoteGet(ctx, q.SessionID, q.Coin)
+}
+
 // ScanCrypto records what the live nodes saw since the last scan: each
 // transaction paying a quote's address becomes that session's payment, once
 // (CryptoReceived's rules: late money is recorded failed, to be refunded),

@@ -252,3 +252,11 @@ func (db *DB) CryptoQuoteAddressesOpen(ctx context.Context, coin string) ([]stri
 		return a, row.Scan(&a)
 	})
 }
+
+// CryptoQuoteRequote prices a live quote again: a new amount, holding until
+// expiresAt; its address stays.
+func (tx *Tx) CryptoQuoteRequote(ctx context.Context, sessionID, coin, amountBase string, expiresAt time.Time) error {
+	_, err := tx.exec(ctx, `UPDATE crypto_quotes SET amount_base = $3, expires_at_ms = $4 WHERE session_id = $1 AND coin = $2`,
+		sessionID, coin, amountBase, expiresAt.UnixMilli())
+	return tx.db.translate(err)
+}
