@@ -108,6 +108,8 @@ func TestServeConfigFromEnvironment(t *testing.T) {
 		addr: "127.0.0.1:8080", rateLimit: 100, rateBurst: 200, authFailureLimit: 20, expiryInterval: 2 * time.Second, purgeInterval: time.Hour,
 		paymentsInterval: 2 * time.Second, shutdownTimeout: 30 * time.Second, logFormat: "text", logLevel: "info", webhookWorkers: 32, webhookPerHost: 4,
 		webhookLease: 60 * time.Second,
+		crypto: cryptoFlags{btc: nodeFlags{wallet: "checkoutd", network: "main", confirmations: 2}, ltc: nodeFlags{wallet: "checkoutd", network: "main", confirmations: 6},
+			ethConfirmations: 4, ratesTTL: time.Minute, ratesMaxAge: 5 * time.Minute, scanInterval: 5 * time.Second},
 	}
 	if !reflect.DeepEqual(*defaults, want) {
 		t.Errorf("defaults = %+v; want %+v", *defaults, want)
@@ -122,6 +124,13 @@ func TestServeConfigFromEnvironment(t *testing.T) {
 		"CHECKOUTD_WEBHOOK_CA_FILE": "/ca.pem", "CHECKOUTD_WEBHOOK_WORKERS": "3", "CHECKOUTD_WEBHOOK_PER_ENDPOINT": "2",
 		"CHECKOUTD_WEBHOOK_LEASE": "20s", "CHECKOUTD_AUTH_FAILURE_LIMIT": "6",
 		"CHECKOUTD_SECRETS_KEY": base64.StdEncoding.EncodeToString(hmacSecretsKey),
+		"CHECKOUTD_BTC_RPC_URL": "http://btc:8332", "CHECKOUTD_BTC_RPC_USER": "b", "CHECKOUTD_BTC_RPC_PASSWORD": "bp",
+		"CHECKOUTD_BTC_WALLET": "shop", "CHECKOUTD_BTC_NETWORK": "test", "CHECKOUTD_BTC_CONFIRMATIONS": "3",
+		"CHECKOUTD_LTC_RPC_URL": "http://ltc:9332", "CHECKOUTD_LTC_RPC_USER": "l", "CHECKOUTD_LTC_RPC_PASSWORD": "lp",
+		"CHECKOUTD_LTC_WALLET": "shop-ltc", "CHECKOUTD_LTC_NETWORK": "regtest", "CHECKOUTD_LTC_CONFIRMATIONS": "4",
+		"CHECKOUTD_ETH_RPC_URL": "http://eth:8545", "CHECKOUTD_ETH_CONFIRMATIONS": "5",
+		"CHECKOUTD_CRYPTO_RATES": "LTC/USD=85.12", "CHECKOUTD_CRYPTO_RATES_URL": "https://rates.example",
+		"CHECKOUTD_CRYPTO_RATES_TTL": "30s", "CHECKOUTD_CRYPTO_RATES_MAX_AGE": "2m", "CHECKOUTD_CRYPTO_SCAN_INTERVAL": "1s",
 	}
 	got, err := parseServeConfig(env{getenv: environment.getenv, stdout: os.Stdout, stderr: os.Stderr}, []string{"--addr", ":7000", "--rate-burst", "8"})
 	if err != nil {
@@ -135,6 +144,12 @@ func TestServeConfigFromEnvironment(t *testing.T) {
 		webhook: webhookFlags{allowCIDR: "10.0.0.0/8", caFile: "/ca.pem"}, webhookWorkers: 3, webhookPerHost: 2,
 		webhookLease: 20 * time.Second,
 		secrets:      secretsKeyFlag{text: environment["CHECKOUTD_SECRETS_KEY"]},
+		crypto: cryptoFlags{
+			btc:    nodeFlags{url: "http://btc:8332", user: "b", password: "bp", wallet: "shop", network: "test", confirmations: 3},
+			ltc:    nodeFlags{url: "http://ltc:9332", user: "l", password: "lp", wallet: "shop-ltc", network: "regtest", confirmations: 4},
+			ethURL: "http://eth:8545", ethConfirmations: 5, rates: "LTC/USD=85.12", ratesURL: "https://rates.example",
+			ratesTTL: 30 * time.Second, ratesMaxAge: 2 * time.Minute, scanInterval: time.Second,
+		},
 	}
 	if got.secretsKey == nil || got.secretsKey.ID() != mustSecretsKey(t).ID() {
 		t.Errorf("secrets key from the environment = %v; want %v", got.secretsKey, mustSecretsKey(t))
