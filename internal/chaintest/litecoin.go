@@ -133,6 +133,12 @@ func (n *Litecoin) Call(method string, params any) json.RawMessage {
 	return r
 }
 
+// TryWallet calls a method of a wallet and returns its error, for calls a
+// test expects may fail (or may not succeed yet).
+func (n *Litecoin) TryWallet(wallet, method string, params any) (json.RawMessage, error) {
+	return n.rpc.call(context.Background(), "/wallet/"+wallet, method, params)
+}
+
 // CallWallet calls a method of a wallet and fails t on an error.
 func (n *Litecoin) CallWallet(wallet, method string, params any) json.RawMessage {
 	n.t.Helper()

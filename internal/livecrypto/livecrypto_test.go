@@ -115,6 +115,25 @@ func (l *live) session(amount int64) (*checkout.Session, *checkout.CryptoQuote) 
 	return sess, q
 }
 
+// pay sends litoshi to addr from the node's funded wallet and waits until
+// checkoutd's watch-only wallet has the transaction: the node tells its
+// wallets of a new transaction asynchronously, so a scan straight after
+// the send may not see it yet.
+func (l *live) pay(addr string, litoshi int64) string {
+	l.t.Helper()
+	txid := l.ltc.Send(addr, litoshi)
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		if _, err := l.ltc.TryWallet("checkoutd", "gettransaction", []any{txid, true}); err == nil {
+			return txid
+		}
+		if time.Now().After(deadline) {
+			l.t.Fatalf("checkoutd's wallet never saw transaction %s", txid)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
 // step scans the node and runs the payments job, as the jobs would, after
 // moving the clock a block on.
 func (l *live) step() {
@@ -176,7 +195,7 @@ func TestLiveLitecoinPayment(t *testing.T) {
 		}
 
 		amount := mustInt(t, q.AmountBase)
-		txid := ltc.Send(q.Address, amount)
+		txid := l.pay(q.Address, amount)
 		l.step()
 		ps, _ = l.svc.PageSession(ctx, sess.ID)
 		if ps.Active == nil || ps.Active.Crypto.TxHash != txid || l.status(sess.ID) != checkout.StatusOpen {
@@ -271,7 +290,7 @@ func TestLiveLitecoinAmounts(t *testing.T) {
 		// open, and the whole amount then pays it.
 		short, q := l.session(1500)
 		amount := mustInt(t, q.AmountBase)
-		ltc.Send(q.Address, amount-1)
+		l.pay(q.Address, amount-1)
 		l.step()
 		if got := l.payments(short.ID)[checkout.FailUnderpaid]; len(got) != 1 || got[0].Crypto.ReceivedBase != itoa(amount-1) {
 			t.Fatalf("an underpayment's payments = %v; want one failed underpaid, what it paid recorded", l.payments(short.ID))
@@ -279,7 +298,7 @@ func TestLiveLitecoinAmounts(t *testing.T) {
 		if l.status(short.ID) != checkout.StatusOpen {
 			t.Fatalf("status after an underpayment = %s; want open", l.status(short.ID))
 		}
-		ltc.Send(q.Address, amount)
+		l.pay(q.Address, amount)
 		l.step()
 		confirm()
 		if l.status(short.ID) != checkout.StatusComplete {
@@ -288,7 +307,7 @@ func TestLiveLitecoinAmounts(t *testing.T) {
 
 		// Overpaid: completes, the excess recorded.
 		over, q := l.session(1500)
-		ltc.Send(q.Address, mustInt(t, q.AmountBase)+5000)
+		l.pay(q.Address, mustInt(t, q.AmountBase)+5000)
 		l.step()
 		confirm()
 		ps, _ := l.svc.PageSession(ctx, over.ID)
@@ -299,8 +318,8 @@ func TestLiveLitecoinAmounts(t *testing.T) {
 		// Paid twice: the second transaction is recorded failed, to be
 		// refunded, and the session completes once.
 		twice, q := l.session(1500)
-		ltc.Send(q.Address, mustInt(t, q.AmountBase))
-		ltc.Send(q.Address, mustInt(t, q.AmountBase))
+		l.pay(q.Address, mustInt(t, q.AmountBase))
+		l.pay(q.Address, mustInt(t, q.AmountBase))
 		l.step()
 		confirm()
 		got := l.payments(twice.ID)
@@ -313,7 +332,7 @@ func TestLiveLitecoinAmounts(t *testing.T) {
 		stale, q := l.session(1500)
 		l.clock.Advance(service.LiveQuoteValidity + time.Second)
 		l.prices["LTC/USD"] = 4256 // half: twice the coins
-		ltc.Send(q.Address, mustInt(t, q.AmountBase))
+		l.pay(q.Address, mustInt(t, q.AmountBase))
 		l.step()
 		if got := l.payments(stale.ID)[checkout.FailUnderpaid]; len(got) != 1 {
 			t.Errorf("the stale quote's amount after the price halved: payments %v; want failed underpaid", l.payments(stale.ID))
@@ -334,7 +353,7 @@ func TestLiveLitecoinAmounts(t *testing.T) {
 		if err != nil || shown.Address != q.Address || mustInt(t, shown.AmountBase) != 2*mustInt(t, q.AmountBase)-1 || !shown.ExpiresAt.After(l.clock.Now()) {
 			t.Fatalf("the quote shown after its time = %+v, %v; want %s priced again (%d), holding from now", shown, err, q.Address, 2*mustInt(t, q.AmountBase)-1)
 		}
-		ltc.Send(shown.Address, mustInt(t, shown.AmountBase))
+		l.pay(shown.Address, mustInt(t, shown.AmountBase))
 		l.step()
 		confirm()
 		if l.status(requoted.ID) != checkout.StatusComplete {
@@ -348,7 +367,7 @@ func TestLiveLitecoinAmounts(t *testing.T) {
 		if _, err := l.svc.ExpireAll(ctx); err != nil {
 			t.Fatal(err)
 		}
-		ltc.Send(q.Address, mustInt(t, q.AmountBase))
+		l.pay(q.Address, mustInt(t, q.AmountBase))
 		l.step()
 		if got := l.payments(late.ID)[checkout.FailSessionExpired]; len(got) != 1 || l.status(late.ID) != checkout.StatusExpired {
 			t.Errorf("late: status %s, payments %v; want expired, the payment failed session_expired", l.status(late.ID), l.payments(late.ID))
