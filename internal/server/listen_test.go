@@ -185,6 +185,10 @@ func TestListenerReceives(t *testing.T) {
 				t.Errorf("delivery %s: %s after %d attempts; want pending, unattempted", d.ID, d.Status, d.Attempts)
 			}
 		}
+		// Nor are they in the dispatcher's queue that metrics show.
+		if q, err := db.DeliveryCountPending(ctx, h.clock.Now()); err != nil || q.Due+q.Waiting != 0 {
+			t.Errorf("the dispatcher's queue = %+v, %v; want the listener's deliveries out of it", q, err)
+		}
 	})
 }
 

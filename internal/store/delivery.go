@@ -229,12 +229,13 @@ func scanClaim(row scanner) (*Claim, error) {
 	return &c, nil
 }
 
-// DeliveryCountPending counts the pending deliveries, due and waiting. It
-// reads only the partial index of pending deliveries.
+// DeliveryCountPending counts the pending deliveries of the dispatcher, due
+// and waiting: those held for a listener's stream (checkout.ListenerHold)
+// are not its. It reads only the partial index of pending deliveries.
 func (db *DB) DeliveryCountPending(ctx context.Context, now time.Time) (checkout.PendingDeliveries, error) {
 	var total, due int64
 	err := db.readRow(ctx, `SELECT COUNT(*), COALESCE(SUM(CASE WHEN next_attempt_at_ms <= $1 THEN 1 ELSE 0 END), 0)
-		FROM deliveries WHERE status = 'pending'`, now.UnixMilli()).Scan(&total, &due)
+		FROM deliveries WHERE status = 'pending' AND next_attempt_at_ms < $2`, now.UnixMilli(), checkout.ListenerHold.UnixMilli()).Scan(&total, &due)
 	if err != nil {
 		return checkout.PendingDeliveries{}, db.translate(err)
 	}
