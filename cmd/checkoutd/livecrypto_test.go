@@ -115,7 +115,34 @@ func TestServeLiveLitecoin(t *testing.T) {
 		t.Fatalf("status at 1 of 2 confirmations = %s; want open", s.Data.Status)
 	}
 
-	// checkoutd dies; the node restarts; the block that confirms comes
+	// /readyz and the metrics show the node; stopped, it is unreachable and
+	// the process stays ready.
+	readyz := func() (int, string) {
+		t.Helper()
+		resp, err := http.Get("http://" + p.addr + "/readyz")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	if code, body := readyz(); code != 200 || !strings.Contains(body, `"LTC":{"node":"ok","tip":`) {
+		t.Errorf("/readyz with the node up = %d %s", code, body)
+	}
+	if m := scrapeServe(t, "http://"+p.addr+"/metrics"); m.Value("checkoutd_crypto_node_up", "coin", "LTC") != 1 || m.Value("checkoutd_crypto_node_height", "coin", "LTC") < 120 {
+		t.Errorf("node metrics: up %v, height %v", m.Value("checkoutd_crypto_node_up", "coin", "LTC"), m.Value("checkoutd_crypto_node_height", "coin", "LTC"))
+	}
+	ltc.Stop()
+	waitFor(t, "/readyz to see the node down", 30*time.Second, func() bool {
+		code, body := readyz()
+		return code == 200 && strings.Contains(body, `"LTC":{"node":"unreachable"}`)
+	})
+	if _, body := readyz(); strings.Contains(body, "127.0.0.1") {
+		t.Errorf("/readyz shows where the node is: %s", body)
+	}
+
+	// checkoutd dies; the node starts again; the block that confirms comes
 	// meanwhile.
 	if err := p.cmd.Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)

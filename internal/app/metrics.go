@@ -9,6 +9,7 @@ import (
 	"github.com/checkoutd/checkoutd/checkout"
 	"github.com/checkoutd/checkoutd/internal/jobs"
 	"github.com/checkoutd/checkoutd/internal/metrics"
+	"github.com/checkoutd/checkoutd/internal/pay"
 	"github.com/checkoutd/checkoutd/internal/service"
 	"github.com/checkoutd/checkoutd/internal/store"
 	"github.com/checkoutd/checkoutd/internal/webhook"
@@ -45,6 +46,32 @@ func newMetrics(o observed) *metrics.Registry {
 		func(s service.Stats) map[checkout.Mode]int64 { return s.SessionsCreated })
 	byMode("checkoutd_sessions_expired_total", "Checkout sessions this process expired, by the background job or on read, by mode.",
 		func(s service.Stats) map[checkout.Mode]int64 { return s.SessionsExpired })
+
+	// Live crypto nodes (absent without live crypto).
+	crypto := func(name, help string, read func(pay.CoinStatus) (float64, bool)) {
+		r.Func(name, help, gauge, []string{"coin"}, func(ctx context.Context, emit metrics.Emit) {
+			for _, c := range o.service.CryptoStatus(ctx) {
+				if v, ok := read(c); ok {
+					emit(v, c.Coin)
+				}
+			}
+		})
+	}
+	crypto("checkoutd_crypto_node_up", "Whether each live crypto coin's node answers (1) or not (0).",
+		func(c pay.CoinStatus) (float64, bool) {
+			if c.Err != "" {
+				return 0, true
+			}
+			return 1, true
+		})
+	crypto("checkoutd_crypto_node_height", "Each live crypto coin's node's best block height.",
+		func(c pay.CoinStatus) (float64, bool) { return float64(c.Tip), c.Err == "" })
+	crypto("checkoutd_crypto_node_behind_blocks", "Blocks each live crypto coin's node is behind its peers: while above 0, confirmations are counted late (never early).",
+		func(c pay.CoinStatus) (float64, bool) { return float64(max(c.Best-c.Tip, 0)), c.Err == "" })
+	crypto("checkoutd_crypto_scan_lag_blocks", "Blocks this process's last scan of each live crypto coin's node is behind the node's tip.",
+		func(c pay.CoinStatus) (float64, bool) {
+			return float64(max(c.Tip-c.Scanned, 0)), c.Err == "" && !c.ScannedAt.IsZero()
+		})
 
 	r.Value("checkoutd_payments_captured_after_failure_total", "Payments whose processor took the money after the payment had failed (a charge approved, a trade accepted): each is flagged for refund and logged as an error.",
 		counter, func() float64 { return float64(o.service.Stats().CapturedAfterFailure) })

@@ -11,7 +11,10 @@ package livecrypto
 import (
 	"context"
 	"fmt"
+	"maps"
 	"math/big"
+	"slices"
+	"sync"
 	"time"
 
 	"github.com/checkoutd/checkoutd/checkout"
@@ -59,14 +62,29 @@ type Network struct {
 	coins   map[string]*Coin
 	rates   Rates
 	cursors Cursors
+
+	mu       sync.Mutex
+	scanned  map[string]scanned // by coin: this process's last scan
+	status   []pay.CoinStatus   // the nodes' status, cached
+	statusAt time.Time
 }
+
+// scanned is the tip of a coin's last scan, and when it ran.
+type scanned struct {
+	tip int64
+	at  time.Time
+}
+
+// statusTTL is how long the nodes' status is cached: /readyz and metrics
+// may ask every few seconds, and each answer costs a call to every node.
+const statusTTL = 5 * time.Second
 
 var _ pay.LiveCryptoNetwork = (*Network)(nil)
 
 // New returns a network of coins, priced by rates, its scans resuming
 // where cursors say.
 func New(rates Rates, cursors Cursors, coins ...Coin) (*Network, error) {
-	n := &Network{coins: map[string]*Coin{}, rates: rates, cursors: cursors}
+	n := &Network{coins: map[string]*Coin{}, rates: rates, cursors: cursors, scanned: map[string]scanned{}}
 	for _, c := range coins {
 		cc, ok := checkout.CoinByCode(c.Code)
 		if !ok || c.Code == "SOL" {
@@ -109,6 +127,35 @@ func (n *Network) Price(ctx context.Context, coin checkout.Coin, amount int64, c
 		return nil, fmt.Errorf("price %s in %s: %w", coin.Code, currency, err)
 	}
 	return a, nil
+}
+
+// Status asks each coin's node how it stands (cached for statusTTL), by
+// coin code.
+func (n *Network) Status(ctx context.Context) []pay.CoinStatus {
+	n.mu.Lock()
+	if n.status != nil && time.Since(n.statusAt) < statusTTL {
+		defer n.mu.Unlock()
+		return slices.Clone(n.status)
+	}
+	n.mu.Unlock()
+	var out []pay.CoinStatus
+	for _, code := range slices.Sorted(maps.Keys(n.coins)) {
+		cs := pay.CoinStatus{Coin: code}
+		st, err := n.coins[code].Node.Status(ctx)
+		if err != nil {
+			cs.Err = err.Error()
+		} else {
+			cs.Tip, cs.Best, cs.Syncing = st.Tip.Height, st.Best, st.Syncing
+		}
+		n.mu.Lock()
+		cs.Scanned, cs.ScannedAt = n.scanned[code].tip, n.scanned[code].at
+		n.mu.Unlock()
+		out = append(out, cs)
+	}
+	n.mu.Lock()
+	n.status, n.statusAt = out, time.Now()
+	n.mu.Unlock()
+	return slices.Clone(out)
 }
 
 // Watch has coin's node watch address. It must not use the database: the
@@ -220,6 +267,9 @@ func (n *Network) Scan(ctx context.Context) ([]pay.Received, func(context.Contex
 		if sc.Cursor != cursor {
 			next[code] = sc.Cursor
 		}
+		n.mu.Lock()
+		n.scanned[code] = scanned{tip: sc.Tip.Height, at: time.Now()}
+		n.mu.Unlock()
 	}
 	commit := func(ctx context.Context) error {
 		for code, cur := range next {

@@ -169,6 +169,8 @@ type LiveCryptoNetwork interface {
 	// at the rate now, rounded up. The service prices a quote before its
 	// database transaction: a rate source may take a while to answer.
 	Price(ctx context.Context, coin checkout.Coin, amount int64, currency string) (*big.Int, error)
+	// Status says how each coin's node stands, for /readyz and metrics.
+	Status(ctx context.Context) []CoinStatus
 	// Watch has coin's node watch address (again: it is idempotent), as
 	// Quote does; for the quotes still open when a process starts.
 	Watch(ctx context.Context, coin, address string) error
@@ -178,6 +180,23 @@ type LiveCryptoNetwork interface {
 	// commit once it has recorded them all, and the next scan starts after
 	// them; until then, the next scan reports them again.
 	Scan(ctx context.Context) (rs []Received, commit func(context.Context) error, err error)
+}
+
+// CoinStatus is how a live coin's node stands.
+type CoinStatus struct {
+	Coin string
+	// Err says why the node did not answer; "" when it did.
+	Err string
+	// Tip is the node's best block height, Best the best height it has
+	// heard of from its peers (Best-Tip is how far behind it is), Syncing
+	// whether it is still catching up.
+	Tip, Best int64
+	Syncing   bool
+	// Scanned is the tip height of this process's last scan of the node,
+	// and ScannedAt when it ran (zero before the first): Tip-Scanned is how
+	// far the watcher is behind the node.
+	Scanned   int64
+	ScannedAt time.Time
 }
 
 // Received is a transaction output paying a watched address, as a scan

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/checkoutd/checkoutd/checkout"
+	"github.com/checkoutd/checkoutd/internal/pay"
 	"github.com/checkoutd/checkoutd/internal/service"
 	"github.com/checkoutd/checkoutd/internal/web"
 )
@@ -27,6 +28,53 @@ func handleReadyz(svc *service.Service) http.Handler {
 			web.WriteError(w, r, &checkout.Error{Code: checkout.EUnavailable, Message: "The database does not answer.", Err: err})
 			return
 		}
-		web.WriteData(w, http.StatusOK, map[string]string{"status": "ready", "database": "ok"})
+		ready := readiness{Status: "ready", Database: "ok"}
+		for _, c := range svc.CryptoStatus(ctx) {
+			if c.Err != "" {
+				web.Logger(r.Context()).WarnContext(r.Context(), "live crypto node does not answer: its payments wait for it", "coin", c.Coin, "err", c.Err)
+			}
+			if ready.Crypto == nil {
+				ready.Crypto = map[string]nodeReadiness{}
+			}
+			ready.Crypto[c.Coin] = nodeReadinessOf(c)
+		}
+		web.WriteData(w, http.StatusOK, ready)
 	})
+}
+
+// readiness is /readyz's answer. A live crypto node that does not answer
+// leaves the process ready (card payments, the API and the dashboard work;
+// that coin's payments wait for the node), and shows here.
+type readiness struct {
+	Status   string                   `json:"status"`
+	Database string                   `json:"database"`
+	Crypto   map[string]nodeReadiness `json:"crypto,omitempty"`
+}
+
+// nodeReadiness is how a live coin's node stands: "ok", "syncing" or
+// "unreachable" (why is logged, not shown: /readyz is public), its tip,
+// how many blocks it is behind its peers, and how many the watcher is
+// behind it.
+type nodeReadiness struct {
+	Node    string `json:"node"`
+	Tip     *int64 `json:"tip,omitempty"`
+	Behind  *int64 `json:"behind,omitempty"`
+	ScanLag *int64 `json:"scan_lag,omitempty"`
+}
+
+func nodeReadinessOf(c pay.CoinStatus) nodeReadiness {
+	if c.Err != "" {
+		return nodeReadiness{Node: "unreachable"}
+	}
+	r := nodeReadiness{Node: "ok", Tip: &c.Tip}
+	if c.Syncing {
+		r.Node = "syncing"
+	}
+	behind := max(c.Best-c.Tip, 0)
+	r.Behind = &behind
+	if !c.ScannedAt.IsZero() {
+		lag := max(c.Tip-c.Scanned, 0)
+		r.ScanLag = &lag
+	}
+	return r
 }

@@ -33,6 +33,16 @@ func (s *Service) live() pay.LiveCryptoNetwork {
 	return n
 }
 
+// CryptoStatus says how each live coin's node stands; nil without a live
+// crypto network.
+func (s *Service) CryptoStatus(ctx context.Context) []pay.CoinStatus {
+	n := s.live()
+	if n == nil {
+		return nil
+	}
+	return n.Status(ctx)
+}
+
 // coinsOffered returns the coins sess's page offers.
 func (s *Service) coinsOffered(ctx context.Context, sess *checkout.Session) ([]checkout.Coin, error) {
 	if !sess.Mode.Live() {
