@@ -81,6 +81,10 @@ const (
 	// Its money is to be refunded; the session stays open for a payment
 	// of the whole amount.
 	FailUnderpaid = "underpaid"
+	// FailReplaced: a crypto transaction was replaced by another spending
+	// the same coins (a fee bump): the replacement is the payment; this
+	// one moved no money.
+	FailReplaced = "replaced"
 )
 
 // refundCodes are the failure codes of a failed payment whose money was, or
@@ -124,6 +128,7 @@ var failureMessages = map[string]string{
 	FailCapturedAfterFailure: "The payment was collected after it had failed; it is to be refunded.",
 	FailConfirmationTimeout:  "The transaction was not confirmed in time. Should it confirm later, it is to be refunded.",
 	FailUnderpaid:            "The transaction paid less than the amount quoted; it is to be refunded. Send the whole amount to pay.",
+	FailReplaced:             "The transaction was replaced by another (a fee bump); the replacement pays instead.",
 }
 
 // FailureMessage returns the buyer-facing explanation of a failure code.

@@ -129,6 +129,25 @@ func (n *Network) Price(ctx context.Context, coin checkout.Coin, amount int64, c
 	return a, nil
 }
 
+// Gone reports whether coin's node no longer has txid nor expects to mine
+// it: replaced or evicted (dropped), spending coins the chain spent
+// otherwise (conflicted), or unknown to it (missing).
+func (n *Network) Gone(ctx context.Context, coin, txid string) (bool, error) {
+	c, ok := n.coins[coin]
+	if !ok {
+		return false, fmt.Errorf("livecrypto: %s is not offered", coin)
+	}
+	tx, err := c.Node.Transaction(ctx, txid)
+	if err != nil {
+		return false, err
+	}
+	switch tx.State {
+	case chain.Dropped, chain.Conflicted, chain.Missing:
+		return true, nil
+	}
+	return false, nil
+}
+
 // Status asks each coin's node how it stands (cached for statusTTL), by
 // coin code.
 func (n *Network) Status(ctx context.Context) []pay.CoinStatus {

@@ -122,10 +122,17 @@ func (l *live) session(amount int64) (*checkout.Session, *checkout.CryptoQuote) 
 func (l *live) pay(addr string, litoshi int64) string {
 	l.t.Helper()
 	txid := l.ltc.Send(addr, litoshi)
+	l.waitWallet(txid)
+	return txid
+}
+
+// waitWallet waits until checkoutd's watch-only wallet has txid.
+func (l *live) waitWallet(txid string) {
+	l.t.Helper()
 	deadline := time.Now().Add(30 * time.Second)
 	for {
 		if _, err := l.ltc.TryWallet("checkoutd", "gettransaction", []any{txid, true}); err == nil {
-			return txid
+			return
 		}
 		if time.Now().After(deadline) {
 			l.t.Fatalf("checkoutd's wallet never saw transaction %s", txid)
@@ -394,4 +401,40 @@ func (p testPrices) CoinAmount(_ context.Context, coin checkout.Coin, amount int
 		return nil, fmt.Errorf("no %s/%s rate", coin.Code, currency)
 	}
 	return checkout.CoinAmount(amount, coin, price), nil
+}
+
+// A buyer bumps the fee of a payment in the mempool (replace-by-fee, common
+// when fees rise): the replacement pays the same address, and it is the
+// payment that completes the session; the replaced one is recorded failed,
+// replaced, never the session's, and no money is flagged to refund.
+func TestLiveLitecoinFeeBump(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		ltc := chaintest.StartLitecoin(t)
+		l := newLive(t, db, ltc)
+		ctx := context.Background()
+		sess, q := l.session(1500)
+		first := l.pay(q.Address, mustInt(t, q.AmountBase))
+		l.step()
+		bumped := ltc.BumpFee(first)
+		l.waitWallet(bumped)
+		l.step()
+		ltc.Mine(depth)
+		l.step()
+		l.step()
+		ps, err := l.svc.PageSession(ctx, sess.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if l.status(sess.ID) != checkout.StatusComplete || ps.Paid == nil || ps.Paid.Crypto.TxHash != bumped {
+			t.Fatalf("after a fee bump: status %s, paid %+v, payments %v; want complete, paid by the replacement %s",
+				l.status(sess.ID), ps.Paid, l.payments(sess.ID), bumped)
+		}
+		got := l.payments(sess.ID)
+		if len(got[checkout.FailReplaced]) != 1 || got[checkout.FailReplaced][0].Crypto.TxHash != first || len(got[checkout.FailDuplicatePayment]) != 0 {
+			t.Errorf("payments after a fee bump = %v; want the replaced one failed replaced, and no duplicate", got)
+		}
+		if n := l.events(checkout.EventCheckoutCompleted, sess.ID); n != 1 {
+			t.Errorf("%d checkout.completed; want 1", n)
+		}
+	})
 }

@@ -169,6 +169,10 @@ type LiveCryptoNetwork interface {
 	// at the rate now, rounded up. The service prices a quote before its
 	// database transaction: a rate source may take a while to answer.
 	Price(ctx context.Context, coin checkout.Coin, amount int64, currency string) (*big.Int, error)
+	// Gone reports whether the node no longer has txid, nor expects to
+	// mine it: replaced (a fee bump), conflicting with the chain, or
+	// unknown.
+	Gone(ctx context.Context, coin, txid string) (bool, error)
 	// Status says how each coin's node stands, for /readyz and metrics.
 	Status(ctx context.Context) []CoinStatus
 	// Watch has coin's node watch address (again: it is idempotent), as

@@ -196,6 +196,9 @@ func (s *Service) ScanCrypto(ctx context.Context) (int, error) {
 		if err != nil {
 			return 0, err
 		}
+		if err := s.replaceGone(ctx, n, q, r.TxID); err != nil {
+			return 0, err
+		}
 		report := cryptoReport{sessionID: q.SessionID, coin: r.Coin, txHash: r.TxID, received: r.Amount, depth: n.Depth(r.Coin)}
 		if !q.ExpiresAt.IsZero() && s.now().After(q.ExpiresAt) {
 			// The quote's rate is stale: the payment must cover the amount
@@ -212,6 +215,41 @@ func (s *Service) ScanCrypto(ctx context.Context) (int, error) {
 		return 0, err
 	}
 	return len(rs), nil
+}
+
+// replaceGone makes way for transaction txid paying q's address: when the
+// session is held by a payment of another transaction to the same address
+// that the node no longer has (replaced by a fee bump, dropped, or in
+// conflict with the chain), that payment fails, replaced, and the session is
+// free for txid. Without it a fee bump would leave the session held by a
+// transaction that will never confirm, and record its replacement, the
+// money, as a duplicate.
+func (s *Service) replaceGone(ctx context.Context, n pay.LiveCryptoNetwork, q *checkout.CryptoQuote, txid string) error {
+	sess, err := s.store.SessionGet(ctx, q.SessionID)
+	if err != nil || sess.ActivePaymentID == nil {
+		return err
+	}
+	active, err := s.store.PaymentGet(ctx, *sess.ActivePaymentID)
+	if err != nil {
+		return err
+	}
+	if active.Crypto == nil || active.Crypto.Coin != q.Coin || active.Crypto.Address != q.Address || active.Crypto.TxHash == txid ||
+		active.Status != checkout.PaymentProcessing {
+		return nil
+	}
+	gone, err := n.Gone(ctx, q.Coin, active.Crypto.TxHash)
+	if err != nil || !gone {
+		return err
+	}
+	s.log.InfoContext(ctx, "crypto payment replaced: its transaction is gone, another pays the address",
+		"payment_id", active.ID, "session_id", sess.ID, "coin", q.Coin, "replaced_tx", active.Crypto.TxHash, "by_tx", txid)
+	_, err = s.settle(ctx, active.ID, func(tx *txn, m *checkout.Merchant, sess *checkout.Session, cur *checkout.Payment) error {
+		if cur.Status != checkout.PaymentProcessing {
+			return nil // settled meanwhile
+		}
+		return s.failPayment(ctx, tx, m, sess, cur, checkout.FailReplaced)
+	})
+	return err
 }
 
 // freshAmount prices q's session at the rate now, for a payment first
