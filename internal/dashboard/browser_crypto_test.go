@@ -68,6 +68,8 @@ func TestBrowserCryptoKeys(t *testing.T) {
 			t.Errorf("the Litecoin section reads %q; want the key with its first address", got)
 		}
 
+		e.screenshot("crypto")
+
 		// On a phone's 375 px, nothing scrolls sideways: not the key, not
 		// the address.
 		e.Do(chromedp.EmulateViewport(375, 740, chromedp.EmulateMobile, chromedp.EmulateScale(2)))
