@@ -145,6 +145,13 @@ func TestCryptoKeys(t *testing.T) {
 			}
 		}
 
+		for _, coin := range []string{"SOL", "<b>x</b>", ""} {
+			p := e.formPost(page, page, url.Values{"coin": {coin}, "key": {bip84Zpub}, "network": {"main"}}, ann)
+			if p.status != http.StatusBadRequest || !strings.Contains(p.body, "Choose BTC, LTC or ETH.") || strings.Contains(p.body, "<b>x") {
+				t.Errorf("set coin %q = %d: %s", coin, p.status, p.body)
+			}
+		}
+
 		// A private key: refused, and never in the answer.
 		p = e.formPost(page, page, url.Values{"coin": {"BTC"}, "key": {bip32Xprv}, "network": {"main"}}, ann)
 		if p.status != http.StatusBadRequest || !strings.Contains(p.body, `id="key-btc-error"`) || !strings.Contains(p.body, "private key") ||
@@ -183,6 +190,12 @@ func TestCryptoKeys(t *testing.T) {
 		}
 		if keys, _ := e.svc.CryptoKeys(ctx, m.ID); len(keys) != 1 || keys[0].Coin != "LTC" {
 			t.Errorf("after removing BTC, keys = %v", keys)
+		}
+		if p := e.formPost(page, "/dashboard/stores/"+m.ID+"/test/settings/crypto/ltc/remove", url.Values{}, ann); p.status != http.StatusNotFound {
+			t.Errorf("POST remove in test mode = %d; want 404", p.status)
+		}
+		if keys, _ := e.svc.CryptoKeys(ctx, m.ID); len(keys) != 1 {
+			t.Errorf("a remove in test mode removed a key: %v", keys)
 		}
 		for _, path := range []string{remove, page + "/eth/remove", page + "/sol/remove", page + "/xyz/remove",
 			"/dashboard/stores/" + m.ID + "/test/settings/crypto/ltc/remove"} {
