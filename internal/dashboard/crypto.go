@@ -119,7 +119,7 @@ func (d *Dashboard) HandleSetCrypto() http.Handler {
 		}
 		_, err = d.svc.SetCryptoKey(r.Context(), s.store.ID, c.Code, f.Network, f.Key)
 		if err != nil {
-			errs, ok := cryptoFieldErrors(err, f.Key)
+			errs, ok := cryptoFieldErrors(err, f)
 			if !ok {
 				d.fail(w, r, err)
 				return
@@ -139,18 +139,18 @@ func (d *Dashboard) HandleSetCrypto() http.Handler {
 }
 
 // cryptoFieldErrors places a refusal of SetCryptoKey beside its field: the
-// network's beside the network, any other beside the key. False for an
-// error that is not a refusal.
-func cryptoFieldErrors(err error, key string) (map[string]string, bool) {
+// network's, when it is not a chain, beside the network; any other beside
+// the key. False for an error that is not a refusal.
+func cryptoFieldErrors(err error, f cryptoForm) (map[string]string, bool) {
 	if !checkout.IsCode(err, checkout.EValidationFailed) {
 		return nil, false
 	}
 	msg := sentence(checkout.ErrorMessage(err))
-	if strings.TrimSpace(key) == "" && !strings.HasPrefix(msg, "Network ") {
-		msg = "Paste the extended public key (xpub, zpub, tpub...) or the output descriptor of your wallet's account."
-	}
-	if strings.HasPrefix(msg, "Network ") {
+	if _, nerr := hdwallet.ParseNetwork(f.Network); nerr != nil {
 		return map[string]string{"network": msg}, true
+	}
+	if strings.TrimSpace(f.Key) == "" {
+		msg = "Paste the extended public key (xpub, zpub, tpub...) or the output descriptor of your wallet's account."
 	}
 	return map[string]string{"key": msg}, true
 }
