@@ -2,11 +2,15 @@ package service_test
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
 
 	"github.com/checkoutd/checkoutd/checkout"
+	"github.com/checkoutd/checkoutd/internal/chain/bitcoind"
+	"github.com/checkoutd/checkoutd/internal/livecrypto"
+	"github.com/checkoutd/checkoutd/internal/pay"
 	"github.com/checkoutd/checkoutd/internal/service"
 	"github.com/checkoutd/checkoutd/internal/store"
 	"github.com/checkoutd/checkoutd/internal/store/storetest"
@@ -112,6 +116,31 @@ func TestCryptoKeys(t *testing.T) {
 		}
 		if err := svc.RemoveCryptoKey(ctx, m.ID, "BTC"); !checkout.IsCode(err, checkout.ENotFound) {
 			t.Errorf("removing again = %v; want not_found", err)
+		}
+	})
+}
+
+// LiveCoins says, per coin a store can set a key for, whether this process
+// has a node for it and on which chain: what the dashboard's crypto page
+// shows.
+func TestLiveCoins(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		want := []service.LiveCoin{{Code: "BTC"}, {Code: "LTC"}, {Code: "ETH"}}
+		if got := service.New(service.Config{Store: db}).LiveCoins(); !slices.Equal(got, want) {
+			t.Errorf("LiveCoins() without a live network = %v; want %v", got, want)
+		}
+		node, err := bitcoind.New(bitcoind.Config{URL: "http://127.0.0.1:1", User: "checkoutd", Wallet: "checkoutd"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		n, err := livecrypto.New(nil, nil, livecrypto.Coin{Code: "LTC", Node: node, Network: "regtest"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		svc := service.New(service.Config{Store: db, Processors: pay.Registry{Live: pay.Processors{Crypto: n}}})
+		want[1] = service.LiveCoin{Code: "LTC", Offered: true, Network: "regtest"}
+		if got := svc.LiveCoins(); !slices.Equal(got, want) {
+			t.Errorf("LiveCoins() with an LTC node on regtest = %v; want %v", got, want)
 		}
 	})
 }

@@ -291,3 +291,30 @@ func (s *Service) watchOpenQuotes(ctx context.Context, n pay.LiveCryptoNetwork) 
 	}
 	return nil
 }
+
+// LiveCoin is a coin of live crypto as this process is configured: whether
+// it has a node for the coin, and the node's chain, which a store's key for
+// the coin must be made for.
+type LiveCoin struct {
+	Code    string // BTC, LTC or ETH
+	Offered bool   // a node is configured: live sessions offer the coin to stores with a key
+	Network string // the node's chain (main, test or regtest); "" without a node
+}
+
+// LiveCoins returns the coins a store can set a key for, in the page's
+// order.
+func (s *Service) LiveCoins() []LiveCoin {
+	n := s.live()
+	var out []LiveCoin
+	for _, c := range checkout.Coins {
+		if c.Code == "SOL" {
+			continue
+		}
+		lc := LiveCoin{Code: c.Code}
+		if n != nil && n.Offers(c.Code) {
+			lc.Offered, lc.Network = true, n.Network(c.Code)
+		}
+		out = append(out, lc)
+	}
+	return out
+}
