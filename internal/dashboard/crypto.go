@@ -1,7 +1,6 @@
 package dashboard
 
 import (
-	"errors"
 	"net/http"
 	"strings"
 
@@ -124,10 +123,11 @@ func (d *Dashboard) HandleSetCrypto() http.Handler {
 				d.fail(w, r, err)
 				return
 			}
-			if errors.Is(err, hdwallet.ErrPrivateKey) {
-				// Never echoed: not in the form, not anywhere in the page.
-				f.Key = ""
-			}
+			// A refused key is never echoed, in the form or anywhere in the
+			// page: it may be a private key, recognised as one or not (a
+			// WIF key with a typo fails its checksum like a mistyped
+			// xpub). The explanation beside the field says what to paste.
+			f.Key = ""
 			f.Errors = errs
 			c.Form = f
 			w.Header().Set("Cache-Control", "no-store")
