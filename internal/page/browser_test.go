@@ -118,15 +118,26 @@ type browserEnv struct {
 
 func newBrowserEnv(t *testing.T, db *store.DB) *browserEnv {
 	t.Helper()
+	return newBrowserEnvWith(t, db, nil)
+}
+
+// newBrowserEnvWith is newBrowserEnv with configure applied to the
+// application's configuration first.
+func newBrowserEnvWith(t *testing.T, db *store.DB, configure func(*app.Config)) *browserEnv {
+	t.Helper()
 	page := browsertest.NewPage(t)
 	clk := clock.NewFake(t0)
 	log := slog.New(web.LogHandler{Handler: logtest.Logger(t).Handler()})
 	e := &browserEnv{t: t, db: db, clk: clk, Page: page}
 	e.srv = httptest.NewUnstartedServer(nil)
-	a := app.New(app.Config{
+	cfg := app.Config{
 		Store: db, Logger: log, Now: clk.Now, CheckoutBaseURL: "http://" + e.srv.Listener.Addr().String(),
 		Processors: pay.Registry{Test: pay.Simulators()},
-	})
+	}
+	if configure != nil {
+		configure(&cfg)
+	}
+	a := app.New(cfg)
 	t.Cleanup(a.Close)
 	e.svc = a.Service
 	e.srv.Config.Handler = a.Handler
