@@ -80,14 +80,15 @@ func TestBrowserLiveLitecoin(t *testing.T) {
 		// The buyer's wallet pays; the node sees it in its mempool.
 		txid := ltc.Send(addr, litoshi)
 		e.waitNodeWallet(ltc, txid)
-		e.Do(chromedp.Evaluate[chromedp.Void](`window.stillThisPage = true`))
 		e.runLive()
 		e.WaitFor(`document.body.dataset.state === "processing"`)
 		if got := e.TextIs("[data-confirmations]", "0") + " of " + e.TextIs("[data-needed]", "2"); got != "0 of 2" {
 			t.Errorf("confirmations = %q; want 0 of 2", got)
 		}
 
-		// A block: one confirmation, shown in place.
+		// A block: one confirmation, shown in place (a mark set on this
+		// document survives the update).
+		e.Do(chromedp.Evaluate[chromedp.Void](`window.stillThisPage = true`))
 		ltc.Mine(1)
 		e.runLive()
 		e.WaitFor(`document.querySelector("[data-confirmations]").textContent === "1"`)
