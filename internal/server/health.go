@@ -46,8 +46,8 @@ func handleReadyz(svc *service.Service) http.Handler {
 // leaves the process ready (card payments, the API and the dashboard work;
 // that coin's payments wait for the node), and shows here.
 type readiness struct {
-	Status   string                   `json:"status"`
 	Database string                   `json:"database"`
+	Status   string                   `json:"status"`
 	Crypto   map[string]nodeReadiness `json:"crypto,omitempty"`
 }
 
