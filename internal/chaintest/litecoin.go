@@ -139,6 +139,23 @@ func (n *Litecoin) TryWallet(wallet, method string, params any) (json.RawMessage
 	return n.rpc.call(context.Background(), "/wallet/"+wallet, method, params)
 }
 
+// WaitWallet waits until wallet has txid: the node tells its wallets of a
+// new transaction asynchronously, so one paying a watched address may not
+// be in the watching wallet yet when Send returns.
+func (n *Litecoin) WaitWallet(wallet, txid string) {
+	n.t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		if _, err := n.TryWallet(wallet, "gettransaction", []any{txid, true}); err == nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			n.t.Fatalf("wallet %s never saw transaction %s", wallet, txid)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
 // CallWallet calls a method of a wallet and fails t on an error.
 func (n *Litecoin) CallWallet(wallet, method string, params any) json.RawMessage {
 	n.t.Helper()

@@ -129,16 +129,7 @@ func (l *live) pay(addr string, litoshi int64) string {
 // waitWallet waits until checkoutd's watch-only wallet has txid.
 func (l *live) waitWallet(txid string) {
 	l.t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		if _, err := l.ltc.TryWallet("checkoutd", "gettransaction", []any{txid, true}); err == nil {
-			return
-		}
-		if time.Now().After(deadline) {
-			l.t.Fatalf("checkoutd's wallet never saw transaction %s", txid)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	l.ltc.WaitWallet("checkoutd", txid)
 }
 
 // step scans the node and runs the payments job, as the jobs would, after

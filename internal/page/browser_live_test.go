@@ -79,7 +79,7 @@ func TestBrowserLiveLitecoin(t *testing.T) {
 
 		// The buyer's wallet pays; the node sees it in its mempool.
 		txid := ltc.Send(addr, litoshi)
-		e.waitNodeWallet(ltc, txid)
+		ltc.WaitWallet("checkoutd", txid)
 		e.runLive()
 		e.WaitFor(`document.body.dataset.state === "processing"`)
 		if got := e.TextIs("[data-confirmations]", "0") + " of " + e.TextIs("[data-needed]", "2"); got != "0 of 2" {
@@ -125,20 +125,4 @@ func (e *browserEnv) runLive() {
 		e.t.Fatal(err)
 	}
 	e.runJobs()
-}
-
-// waitNodeWallet waits until checkoutd's watch-only wallet on the node has
-// txid: the node tells its wallets of a transaction asynchronously.
-func (e *browserEnv) waitNodeWallet(ltc *chaintest.Litecoin, txid string) {
-	e.t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		if _, err := ltc.TryWallet("checkoutd", "gettransaction", []any{txid, true}); err == nil {
-			return
-		}
-		if time.Now().After(deadline) {
-			e.t.Fatalf("checkoutd's wallet never saw %s", txid)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
 }
