@@ -77,9 +77,10 @@ const (
 	// its coin's deadline (Coin.ConfirmationDeadline). Should it confirm
 	// later, its money is to be refunded.
 	FailConfirmationTimeout = "confirmation_timeout"
-	// FailUnderpaid: a live crypto transaction paid less than the quote.
-	// Its money is to be refunded; the session stays open for a payment
-	// of the whole amount.
+	// FailUnderpaid: a live crypto payment received less than the quote,
+	// and the rest did not come within the time allowed
+	// (UnderpaidWindow). Its money is to be refunded; the session is free
+	// for another payment.
 	FailUnderpaid = "underpaid"
 	// FailReplaced: a crypto transaction was replaced by another spending
 	// the same coins (a fee bump): the replacement is the payment; this
@@ -127,7 +128,7 @@ var failureMessages = map[string]string{
 	FailTradeReversed:        "The trade was reversed during the platform's trade hold.",
 	FailCapturedAfterFailure: "The payment was collected after it had failed; it is to be refunded.",
 	FailConfirmationTimeout:  "The transaction was not confirmed in time. Should it confirm later, it is to be refunded.",
-	FailUnderpaid:            "The transaction paid less than the amount quoted; it is to be refunded. Send the whole amount to pay.",
+	FailUnderpaid:            "Less than the amount quoted arrived, and the rest did not in time; what arrived is to be refunded.",
 	FailReplaced:             "The transaction was replaced by another (a fee bump); the replacement pays instead.",
 }
 
@@ -197,10 +198,41 @@ type CryptoDetails struct {
 	// units, when a live node reported it ("" in test mode, which pays the
 	// quote exactly). More than AmountBase is an overpayment: the session
 	// completes and the excess shows.
-	ReceivedBase  string `json:"received_base,omitempty"`
-	Confirmations int    `json:"confirmations_needed"`
+	ReceivedBase string `json:"received_base,omitempty"`
+	// RequiredBase is what the payment must reach, in base units, when a
+	// live node reported it: the quote's amount, or the amount at the rate
+	// when it was seen if the quote had expired.
+	RequiredBase string `json:"required_base,omitempty"`
+	// ShortUntil is, while what was received is short of RequiredBase,
+	// when the payment fails underpaid unless the rest arrives (Unix
+	// milliseconds); 0 once it is whole.
+	ShortUntil int64 `json:"short_until,omitempty"`
+	// TopUps are the further transactions to the same address that added
+	// to an underpayment, beside TxHash, the first.
+	TopUps        []CryptoTopUp `json:"top_ups,omitempty"`
+	Confirmations int           `json:"confirmations_needed"`
 	// BroadcastAt is when the transaction was seen on the network.
 	BroadcastAt int64 `json:"broadcast_at"`
+}
+
+// CryptoTopUp is a transaction that added to an underpaid crypto payment.
+type CryptoTopUp struct {
+	TxHash     string `json:"tx_hash"`
+	AmountBase string `json:"amount_base"`
+}
+
+// Short reports whether a live crypto payment has received less than it
+// must, and waits for the rest.
+func (d *CryptoDetails) Short() bool { return d.ShortUntil != 0 }
+
+// TxHashes returns the payment's transactions: the first, then its
+// top-ups.
+func (d *CryptoDetails) TxHashes() []string {
+	out := []string{d.TxHash}
+	for _, t := range d.TopUps {
+		out = append(out, t.TxHash)
+	}
+	return out
 }
 
 // SkinsDetails are the game items of a skins trade.

@@ -233,7 +233,7 @@ func (n *Network) Prepare(ctx context.Context, coin string) error {
 	return n.cursors.InitChainCursor(ctx, c.Code, c.StartCursor(tip), time.Now())
 }
 
-// Confirmations returns how deep p's transaction is in the best chain now,
+// Confirmations returns how deep p's transactions are in the best chain now,
 // as its node counts: 0 while it is in the mempool, and again after a
 // reorganisation takes it out of the chain, or when it was dropped or
 // replaced.
@@ -245,14 +245,22 @@ func (n *Network) Confirmations(ctx context.Context, p *checkout.Payment, _ time
 	if !ok {
 		return 0, fmt.Errorf("livecrypto: payment %s is in %s, which has no node here", p.ID, p.Crypto.Coin)
 	}
-	tx, err := c.Node.Transaction(ctx, p.Crypto.TxHash)
-	if err != nil {
-		return 0, err
+	// A payment made of several transactions (an underpayment and its
+	// rest) is as deep as the shallowest.
+	least := -1
+	for _, txid := range p.Crypto.TxHashes() {
+		tx, err := c.Node.Transaction(ctx, txid)
+		if err != nil {
+			return 0, err
+		}
+		if !tx.State.Counts() {
+			return 0, nil
+		}
+		if n := int(tx.Confirmations); least < 0 || n < least {
+			least = n
+		}
 	}
-	if !tx.State.Counts() {
-		return 0, nil
-	}
-	return int(tx.Confirmations), nil
+	return max(least, 0), nil
 }
 
 // Scan asks each coin's node for the transactions paying watched addresses

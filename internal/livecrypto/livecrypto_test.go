@@ -284,23 +284,41 @@ func TestLiveLitecoinAmounts(t *testing.T) {
 			l.step()
 		}
 
-		// Underpaid: recorded failed, to be refunded; the session stays
-		// open, and the whole amount then pays it.
+		// Underpaid: the payment holds the session while the rest may
+		// come to the same address; the two add up and pay it.
 		short, q := l.session(1500)
 		amount := mustInt(t, q.AmountBase)
-		l.pay(q.Address, amount-1)
+		first := amount * 6 / 10
+		l.pay(q.Address, first)
 		l.step()
-		if got := l.payments(short.ID)[checkout.FailUnderpaid]; len(got) != 1 || got[0].Crypto.ReceivedBase != itoa(amount-1) {
-			t.Fatalf("an underpayment's payments = %v; want one failed underpaid, what it paid recorded", l.payments(short.ID))
+		ps, err := l.svc.PageSession(ctx, short.ID)
+		if err != nil || ps.Active == nil || !ps.Active.Crypto.Short() || ps.Active.Crypto.ReceivedBase != itoa(first) ||
+			ps.Active.Crypto.RequiredBase != itoa(amount) || l.status(short.ID) != checkout.StatusOpen {
+			t.Fatalf("after an underpayment: active %+v (%v), status %s; want it holding the open session, short", ps.Active, err, l.status(short.ID))
 		}
+		ltc.Mine(depth) // the first part's confirmations alone do not pay
+		l.step()
 		if l.status(short.ID) != checkout.StatusOpen {
-			t.Fatalf("status after an underpayment = %s; want open", l.status(short.ID))
+			t.Fatalf("an underpayment at depth: status %s; want open", l.status(short.ID))
 		}
-		l.pay(q.Address, amount)
+		l.pay(q.Address, amount-first)
 		l.step()
 		confirm()
-		if l.status(short.ID) != checkout.StatusComplete {
-			t.Errorf("status after the whole amount = %s; want complete", l.status(short.ID))
+		ps, _ = l.svc.PageSession(ctx, short.ID)
+		if l.status(short.ID) != checkout.StatusComplete || ps.Paid == nil || ps.Paid.Crypto.ReceivedBase != itoa(amount) || len(ps.Paid.Crypto.TopUps) != 1 {
+			t.Errorf("after the rest: status %s, paid %+v; want complete by both transactions", l.status(short.ID), ps.Paid)
+		}
+
+		// Underpaid, and the rest never comes: the payment fails when its
+		// time runs out, to be refunded, and the session is free again.
+		never, q := l.session(1500)
+		l.pay(q.Address, mustInt(t, q.AmountBase)/2)
+		l.step()
+		l.clock.Advance(service.UnderpaidWindow)
+		l.step()
+		ps, _ = l.svc.PageSession(ctx, never.ID)
+		if got := l.payments(never.ID)[checkout.FailUnderpaid]; len(got) != 1 || ps.Active != nil || l.status(never.ID) != checkout.StatusOpen {
+			t.Errorf("an underpayment past its time: payments %v, active %v, status %s; want failed underpaid, the session free", l.payments(never.ID), ps.Active, l.status(never.ID))
 		}
 
 		// Overpaid: completes, the excess recorded.
@@ -308,7 +326,7 @@ func TestLiveLitecoinAmounts(t *testing.T) {
 		l.pay(q.Address, mustInt(t, q.AmountBase)+5000)
 		l.step()
 		confirm()
-		ps, _ := l.svc.PageSession(ctx, over.ID)
+		ps, _ = l.svc.PageSession(ctx, over.ID)
 		if l.status(over.ID) != checkout.StatusComplete || ps.Paid == nil || ps.Paid.Crypto.ReceivedBase != itoa(mustInt(t, q.AmountBase)+5000) {
 			t.Errorf("an overpayment: status %s, paid %+v; want complete, the amount received recorded", l.status(over.ID), ps.Paid)
 		}
@@ -332,9 +350,12 @@ func TestLiveLitecoinAmounts(t *testing.T) {
 		l.prices["LTC/USD"] = 4256 // half: twice the coins
 		l.pay(q.Address, mustInt(t, q.AmountBase))
 		l.step()
-		if got := l.payments(stale.ID)[checkout.FailUnderpaid]; len(got) != 1 {
-			t.Errorf("the stale quote's amount after the price halved: payments %v; want failed underpaid", l.payments(stale.ID))
+		ps, _ = l.svc.PageSession(ctx, stale.ID)
+		if ps.Active == nil || !ps.Active.Crypto.Short() || ps.Active.Crypto.RequiredBase != itoa(2*mustInt(t, q.AmountBase)-1) {
+			t.Errorf("the stale quote's amount after the price halved: active %+v; want short of the amount at the rate now", ps.Active)
 		}
+		l.clock.Advance(service.UnderpaidWindow)
+		l.step()
 		l.prices["LTC/USD"] = 8512
 
 		// Shown after its time, a quote is priced again at the rate now:
@@ -343,7 +364,7 @@ func TestLiveLitecoinAmounts(t *testing.T) {
 		requoted, q := l.session(1500)
 		l.clock.Advance(service.LiveQuoteValidity)
 		l.prices["LTC/USD"] = 4256
-		ps, err := l.svc.PageSession(ctx, requoted.ID)
+		ps, err = l.svc.PageSession(ctx, requoted.ID)
 		if err != nil {
 			t.Fatal(err)
 		}

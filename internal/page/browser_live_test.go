@@ -77,11 +77,21 @@ func TestBrowserLiveLitecoin(t *testing.T) {
 		}
 		litoshi, _ := strconv.ParseInt(m[1], 10, 64)
 
-		// The buyer's wallet pays; the node sees it in its mempool.
-		txid := ltc.Send(addr, litoshi)
+		// The buyer's wallet pays short (an exchange took its fee out of
+		// the amount): the page asks for the rest, to the same address.
+		first := litoshi * 6 / 10
+		ltc.WaitWallet("checkoutd", ltc.Send(addr, first))
+		e.runLive()
+		e.WaitFor(`document.querySelector("[data-short]") !== null`)
+		rest := strconv.FormatInt(litoshi-first, 10)
+		if got := browsertest.Eval[string](e.Page, `document.querySelector("[data-short]").dataset.remaining`); got != rest {
+			t.Errorf("the page asks for %s litoshi more; want %s", got, rest)
+		}
+		// The rest; the node sees it in its mempool.
+		txid := ltc.Send(addr, litoshi-first)
 		ltc.WaitWallet("checkoutd", txid)
 		e.runLive()
-		e.WaitFor(`document.body.dataset.state === "processing"`)
+		e.WaitFor(`document.querySelector("[data-confirmations]") !== null`)
 		if got := e.TextIs("[data-confirmations]", "0") + " of " + e.TextIs("[data-needed]", "2"); got != "0 of 2" {
 			t.Errorf("confirmations = %q; want 0 of 2", got)
 		}

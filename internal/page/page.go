@@ -172,6 +172,9 @@ type paymentStatus struct {
 	Confirmations         *int                   `json:"confirmations,omitempty"`
 	ConfirmationsRequired *int                   `json:"confirmations_required,omitempty"`
 	HoldUntil             *int64                 `json:"hold_until,omitempty"`
+	// RemainingBase is, while a live crypto payment is short of its
+	// amount, what is still to come, in base units.
+	RemainingBase *string `json:"remaining_base,omitempty"`
 }
 
 // HandleStatus serves GET /invoice/{id}/status.
@@ -192,6 +195,10 @@ func (p *Page) HandleStatus() http.Handler {
 					return
 				}
 				st.Payment.Confirmations, st.Payment.ConfirmationsRequired = &pr.Confirmations, &pr.Needed
+				if rem := remaining(ps.Active.Crypto); rem != nil {
+					s := rem.String()
+					st.Payment.RemainingBase = &s
+				}
 			}
 			if ps.Active.Skins != nil {
 				st.Payment.HoldUntil = &ps.Active.Skins.HoldUntil

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"html/template"
+	"math/big"
 	"net/http"
 	"slices"
 	"strconv"
@@ -112,6 +113,18 @@ type activeView struct {
 	Confirmations int
 	Needed        int
 	HoldUntil     string
+	// Short is set while a live crypto payment has received less than its
+	// amount: the page asks for the rest.
+	Short *shortView
+}
+
+// shortView is what a short crypto payment's page shows: what arrived, what
+// is required, the rest, where to send it and until when.
+type shortView struct {
+	Received, Required, Remaining string // in coins
+	RemainingBase                 string // base units, which the status compares
+	Address                       string
+	Until                         string // RFC 3339, UTC
 }
 
 type receiptView struct {
@@ -182,6 +195,17 @@ func (p *Page) view(ctx context.Context, w http.ResponseWriter, r *http.Request,
 				return nil, err
 			}
 			a.Coin, a.Confirmations, a.Needed = ps.Active.Crypto.Coin, pr.Confirmations, pr.Needed
+			if rem := remaining(ps.Active.Crypto); rem != nil {
+				c, _ := checkout.CoinByCode(ps.Active.Crypto.Coin)
+				a.Short = &shortView{
+					Received:      checkout.FormatCoin(ps.Active.Crypto.ReceivedBase, c),
+					Required:      checkout.FormatCoin(ps.Active.Crypto.RequiredBase, c),
+					Remaining:     checkout.FormatCoin(rem.String(), c),
+					RemainingBase: rem.String(),
+					Address:       ps.Active.Crypto.Address,
+					Until:         time.UnixMilli(ps.Active.Crypto.ShortUntil).UTC().Format(time.RFC3339),
+				}
+			}
 		}
 		if ps.Active.Skins != nil {
 			a.HoldUntil = time.Unix(ps.Active.Skins.HoldUntil, 0).UTC().Format("2 January 2006, 15:04 MST")
@@ -269,6 +293,20 @@ func quoteOf(q *checkout.CryptoQuote, c checkout.Coin) (*quoteView, error) {
 		Amount: checkout.FormatCoin(q.AmountBase, c), Base: q.AmountBase, BaseUnit: c.BaseUnit,
 		URI: template.URL(uri), QR: svg, ExpiresAt: expiresAt(q.ExpiresAt),
 	}, nil
+}
+
+// remaining returns what a short live crypto payment still waits for, in
+// base units; nil when it is not short.
+func remaining(d *checkout.CryptoDetails) *big.Int {
+	if d == nil || !d.Short() {
+		return nil
+	}
+	received, ok1 := new(big.Int).SetString(d.ReceivedBase, 10)
+	required, ok2 := new(big.Int).SetString(d.RequiredBase, 10)
+	if !ok1 || !ok2 {
+		return nil
+	}
+	return required.Sub(required, received)
 }
 
 func expiresAt(t time.Time) string {

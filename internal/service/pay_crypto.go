@@ -114,7 +114,7 @@ func (s *Service) recordCrypto(ctx context.Context, r cryptoReport) (*checkout.P
 	if err != nil {
 		return nil, err
 	}
-	if i := slices.IndexFunc(payments, func(p *checkout.Payment) bool { return p.Crypto != nil && p.Crypto.TxHash == txHash }); i >= 0 {
+	if i := slices.IndexFunc(payments, func(p *checkout.Payment) bool { return paidBy(p, txHash) }); i >= 0 {
 		return payments[i], nil // reported again
 	}
 	m, err := s.sessionMerchant(ctx, sessionID)
@@ -136,6 +136,22 @@ func (s *Service) recordCrypto(ctx context.Context, r cryptoReport) (*checkout.P
 		}
 		p = nil
 		now := s.now()
+		if r.received != nil && sess.ActivePaymentID != nil {
+			// The rest of an underpayment, to the same address: it adds up.
+			active, err := tx.PaymentGetForUpdate(ctx, *sess.ActivePaymentID)
+			if err != nil {
+				return err
+			}
+			if active.Crypto != nil && active.Crypto.Short() && active.Crypto.Coin == coin.Code && active.Crypto.Address == q.Address &&
+				active.Status == checkout.PaymentProcessing {
+				if slices.Contains(active.Crypto.TxHashes(), txHash) {
+					p = active
+					return nil // reported again
+				}
+				p = active
+				return topUp(ctx, tx, active, txHash, r.received, now)
+			}
+		}
 		if sess.ExpiryDue(now) {
 			if err := s.expireLocked(ctx, tx, m, sess, now); err != nil {
 				return err
@@ -163,11 +179,14 @@ func (s *Service) recordCrypto(ctx context.Context, r cryptoReport) (*checkout.P
 					return fmt.Errorf("quote amount %q is not an integer", q.AmountBase)
 				}
 			}
+			p.Crypto.RequiredBase = required.String()
 			if r.received.Cmp(required) < 0 && d == checkout.DeclineNone {
-				if err := tx.PaymentInsert(ctx, p); err != nil {
-					return err
-				}
-				return s.failPayment(ctx, tx, m, sess, p, checkout.FailUnderpaid)
+				// Short: the payment holds the session while the rest may
+				// come, to the same address, for UnderpaidWindow.
+				p.Crypto.ShortUntil = now.Add(UnderpaidWindow).UnixMilli()
+				due := now.Add(UnderpaidWindow)
+				p.DueAt = &due
+				return hold(ctx, tx, sess, p, now)
 			}
 		}
 		if d != checkout.DeclineNone {
@@ -195,6 +214,37 @@ func (s *Service) recordCrypto(ctx context.Context, r cryptoReport) (*checkout.P
 		return nil, decline
 	}
 	return p, nil
+}
+
+// UnderpaidWindow is how long a live crypto payment that received less than
+// it must waits for the rest (further transactions to the same address add
+// up); then it fails underpaid, what arrived to be refunded.
+const UnderpaidWindow = 30 * time.Minute
+
+// paidBy reports whether p records transaction txHash, as its first or as a
+// top-up.
+func paidBy(p *checkout.Payment, txHash string) bool {
+	return p.Crypto != nil && slices.Contains(p.Crypto.TxHashes(), txHash)
+}
+
+// topUp adds transaction txHash, of amount base units, to an underpaid
+// payment p (locked in tx): once what arrived reaches what is required, p
+// is whole and its confirmations are looked at.
+func topUp(ctx context.Context, tx *txn, p *checkout.Payment, txHash string, amount *big.Int, now time.Time) error {
+	received, ok1 := new(big.Int).SetString(p.Crypto.ReceivedBase, 10)
+	required, ok2 := new(big.Int).SetString(p.Crypto.RequiredBase, 10)
+	if !ok1 || !ok2 {
+		return fmt.Errorf("payment %s: amounts %q and %q are not integers", p.ID, p.Crypto.ReceivedBase, p.Crypto.RequiredBase)
+	}
+	received.Add(received, amount)
+	p.Crypto.ReceivedBase = received.String()
+	p.Crypto.TopUps = append(p.Crypto.TopUps, checkout.CryptoTopUp{TxHash: txHash, AmountBase: amount.String()})
+	if received.Cmp(required) >= 0 {
+		p.Crypto.ShortUntil = 0
+		p.DueAt = &now
+	}
+	p.UpdatedAt = now
+	return tx.PaymentUpdate(ctx, p)
 }
 
 // CryptoProgress is how far a crypto payment is: confirmations so far and

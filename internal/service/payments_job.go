@@ -55,6 +55,17 @@ func (s *Service) processDue(ctx context.Context, p *checkout.Payment) (bool, er
 			p.DueAt = nil // nothing left to do
 			return tx.PaymentUpdate(ctx, p)
 		}
+	case p.Method == checkout.MethodCrypto && p.Crypto != nil && p.Crypto.Short():
+		// Less than required arrived: the rest may come until ShortUntil
+		// (recordCrypto adds it up); then the payment fails, what arrived
+		// to be refunded, and the session is free.
+		if until := time.UnixMilli(p.Crypto.ShortUntil); now.Before(until) {
+			later = until
+			break
+		}
+		s.log.WarnContext(ctx, "crypto payment short of the amount when its time ran out; it fails, to be refunded",
+			"payment_id", p.ID, "session_id", p.SessionID, "coin", p.Crypto.Coin, "received_base", p.Crypto.ReceivedBase, "required_base", p.Crypto.RequiredBase)
+		act = s.failWith(ctx, checkout.FailUnderpaid)
 	case p.Method == checkout.MethodCrypto && procs.Crypto != nil && p.Crypto != nil:
 		confs, err := procs.Crypto.Confirmations(ctx, p, now)
 		if err != nil {

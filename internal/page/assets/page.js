@@ -108,7 +108,8 @@
   // when the session changes state.
   function follow(url) {
     var start = document.body.dataset.state;
-    var waiting = !document.querySelector("[data-confirmations]");
+    var short = document.querySelector("[data-short]");
+    var waiting = !document.querySelector("[data-confirmations]") && !short;
     function tick() {
       fetch(url, { headers: { "Accept": "application/json" }, cache: "no-store", credentials: "same-origin" })
         .then(function (r) { return r.ok ? r.json() : null; })
@@ -116,7 +117,8 @@
           if (!body || !body.ok) return;
           var s = body.data;
           if (s.status === "complete" && s.redirect_url) { window.location.assign(s.redirect_url); return; }
-          if (s.status !== "open" || (waiting && s.payment) || (!waiting && !s.payment && start === "processing")) {
+          if (s.status !== "open" || (waiting && s.payment) || (!waiting && !s.payment && start === "processing") ||
+              (short && (!s.payment || s.payment.remaining_base !== short.dataset.remaining))) {
             window.location.reload();
             return;
           }
