@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math/big"
+	"slices"
 	"time"
 
 	"github.com/checkoutd/checkoutd/checkout"
@@ -233,7 +234,7 @@ func (s *Service) replaceGone(ctx context.Context, n pay.LiveCryptoNetwork, q *c
 	if err != nil {
 		return err
 	}
-	if active.Crypto == nil || active.Crypto.Coin != q.Coin || active.Crypto.Address != q.Address || active.Crypto.TxHash == txid ||
+	if active.Crypto == nil || active.Crypto.Coin != q.Coin || active.Crypto.Address != q.Address || slices.Contains(active.Crypto.TxHashes(), txid) ||
 		active.Status != checkout.PaymentProcessing {
 		return nil
 	}
