@@ -86,6 +86,10 @@ const (
 	// the same coins (a fee bump): the replacement is the payment; this
 	// one moved no money.
 	FailReplaced = "replaced"
+	// FailDoubleSpent: the chain spent a crypto transaction's coins
+	// elsewhere (a conflicting transaction was mined): it can never
+	// confirm, and nothing arrived.
+	FailDoubleSpent = "double_spent"
 )
 
 // refundCodes are the failure codes of a failed payment whose money was, or
@@ -130,6 +134,7 @@ var failureMessages = map[string]string{
 	FailConfirmationTimeout:  "The transaction was not confirmed in time. Should it confirm later, it is to be refunded.",
 	FailUnderpaid:            "Less than the amount quoted arrived, and the rest did not in time; what arrived is to be refunded.",
 	FailReplaced:             "The transaction was replaced by another (a fee bump); the replacement pays instead.",
+	FailDoubleSpent:          "The transaction's coins were spent elsewhere before it confirmed; nothing arrived. Pay again to complete the checkout.",
 }
 
 // FailureMessage returns the buyer-facing explanation of a failure code.

@@ -129,23 +129,27 @@ func (n *Network) Price(ctx context.Context, coin checkout.Coin, amount int64, c
 	return a, nil
 }
 
-// Gone reports whether coin's node no longer has txid nor expects to mine
-// it: replaced or evicted (dropped), spending coins the chain spent
-// otherwise (conflicted), or unknown to it (missing).
-func (n *Network) Gone(ctx context.Context, coin, txid string) (bool, error) {
+// Gone says whether coin's node no longer has txid nor expects to mine it,
+// and why: replaced or evicted (pay.GoneDropped), spending coins the chain
+// spent otherwise (pay.GoneConflicted), or unknown to it (pay.GoneMissing).
+func (n *Network) Gone(ctx context.Context, coin, txid string) (string, error) {
 	c, ok := n.coins[coin]
 	if !ok {
-		return false, fmt.Errorf("livecrypto: %s is not offered", coin)
+		return "", fmt.Errorf("livecrypto: %s is not offered", coin)
 	}
 	tx, err := c.Node.Transaction(ctx, txid)
 	if err != nil {
-		return false, err
+		return "", err
 	}
 	switch tx.State {
-	case chain.Dropped, chain.Conflicted, chain.Missing:
-		return true, nil
+	case chain.Dropped:
+		return pay.GoneDropped, nil
+	case chain.Conflicted:
+		return pay.GoneConflicted, nil
+	case chain.Missing:
+		return pay.GoneMissing, nil
 	}
-	return false, nil
+	return "", nil
 }
 
 // Status asks each coin's node how it stands (cached for statusTTL), by

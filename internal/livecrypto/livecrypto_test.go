@@ -450,3 +450,36 @@ func TestLiveLitecoinFeeBump(t *testing.T) {
 		}
 	})
 }
+
+// A payment seen in the mempool whose coins the chain then spends
+// elsewhere (a double spend mined before it): it can never confirm, so it
+// fails at once, double_spent, and the session is free for another payment,
+// rather than held until the coin's deadline.
+func TestLiveLitecoinDoubleSpend(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		ltc := chaintest.StartLitecoin(t)
+		l := newLive(t, db, ltc)
+		ctx := context.Background()
+		sess, q := l.session(1500)
+		txid := l.pay(q.Address, mustInt(t, q.AmountBase))
+		l.step()
+		ltc.DoubleSpend(txid)
+		l.step()
+		ps, err := l.svc.PageSession(ctx, sess.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := l.payments(sess.ID)[checkout.FailDoubleSpent]; len(got) != 1 || ps.Active != nil || l.status(sess.ID) != checkout.StatusOpen {
+			t.Fatalf("after a double spend: payments %v, active %v, status %s; want failed double_spent, the session free", l.payments(sess.ID), ps.Active, l.status(sess.ID))
+		}
+		// The buyer pays again: it completes.
+		l.pay(q.Address, mustInt(t, q.AmountBase))
+		l.step()
+		ltc.Mine(depth)
+		l.step()
+		l.step()
+		if l.status(sess.ID) != checkout.StatusComplete {
+			t.Errorf("paid again after a double spend: status %s, payments %v; want complete", l.status(sess.ID), l.payments(sess.ID))
+		}
+	})
+}

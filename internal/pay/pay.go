@@ -169,10 +169,11 @@ type LiveCryptoNetwork interface {
 	// at the rate now, rounded up. The service prices a quote before its
 	// database transaction: a rate source may take a while to answer.
 	Price(ctx context.Context, coin checkout.Coin, amount int64, currency string) (*big.Int, error)
-	// Gone reports whether the node no longer has txid, nor expects to
-	// mine it: replaced (a fee bump), conflicting with the chain, or
-	// unknown.
-	Gone(ctx context.Context, coin, txid string) (bool, error)
+	// Gone says whether the node no longer has txid, nor expects to mine
+	// it, and why: GoneDropped (replaced by a fee bump, or evicted),
+	// GoneConflicted (the chain spent its coins elsewhere) or GoneMissing
+	// (unknown to the node); "" while it is in the mempool or a block.
+	Gone(ctx context.Context, coin, txid string) (string, error)
 	// Status says how each coin's node stands, for /readyz and metrics.
 	Status(ctx context.Context) []CoinStatus
 	// Watch has coin's node watch address (again: it is idempotent), as
@@ -185,6 +186,13 @@ type LiveCryptoNetwork interface {
 	// them; until then, the next scan reports them again.
 	Scan(ctx context.Context) (rs []Received, commit func(context.Context) error, err error)
 }
+
+// Why a transaction is gone (LiveCryptoNetwork.Gone).
+const (
+	GoneDropped    = "dropped"
+	GoneConflicted = "conflicted"
+	GoneMissing    = "missing"
+)
 
 // CoinStatus is how a live coin's node stands.
 type CoinStatus struct {

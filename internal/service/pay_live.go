@@ -239,7 +239,7 @@ func (s *Service) replaceGone(ctx context.Context, n pay.LiveCryptoNetwork, q *c
 		return nil
 	}
 	gone, err := n.Gone(ctx, q.Coin, active.Crypto.TxHash)
-	if err != nil || !gone {
+	if err != nil || gone == "" {
 		return err
 	}
 	s.log.InfoContext(ctx, "crypto payment replaced: its transaction is gone, another pays the address",
@@ -251,6 +251,21 @@ func (s *Service) replaceGone(ctx context.Context, n pay.LiveCryptoNetwork, q *c
 		return s.failPayment(ctx, tx, m, sess, cur, checkout.FailReplaced)
 	})
 	return err
+}
+
+// doubleSpent reports whether one of a live payment's transactions had its
+// coins spent elsewhere by the chain: it can never confirm.
+func doubleSpent(ctx context.Context, n pay.LiveCryptoNetwork, p *checkout.Payment) (bool, error) {
+	for _, txid := range p.Crypto.TxHashes() {
+		gone, err := n.Gone(ctx, p.Crypto.Coin, txid)
+		if err != nil {
+			return false, err
+		}
+		if gone == pay.GoneConflicted {
+			return true, nil
+		}
+	}
+	return false, nil
 }
 
 // freshAmount prices q's session at the rate now, for a payment first

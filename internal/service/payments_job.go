@@ -76,6 +76,22 @@ func (s *Service) processDue(ctx context.Context, p *checkout.Payment) (bool, er
 			act = s.succeedWith(ctx)
 			break
 		}
+		if n := s.live(); n != nil && p.Crypto.ReceivedBase != "" {
+			// A transaction whose coins the chain spent elsewhere can
+			// never confirm: fail now and free the session, rather than
+			// hold it until the deadline.
+			spent, err := doubleSpent(ctx, n, p)
+			if err != nil {
+				unanswered(err)
+				break
+			}
+			if spent {
+				s.log.WarnContext(ctx, "crypto payment double spent: its coins were spent elsewhere; it fails",
+					"payment_id", p.ID, "session_id", p.SessionID, "coin", p.Crypto.Coin)
+				act = s.failWith(ctx, checkout.FailDoubleSpent)
+				break
+			}
+		}
 		coin, ok := checkout.CoinByCode(p.Crypto.Coin)
 		if !ok {
 			s.log.ErrorContext(ctx, "due crypto payment in an unknown coin", "payment_id", p.ID, "coin", p.Crypto.Coin)
