@@ -155,6 +155,33 @@ func TestServeLiveLitecoin(t *testing.T) {
 	sess.CheckoutURL = strings.Replace(sess.CheckoutURL, base, "http://"+p.addr, 1)
 	waitFor(t, "the session to complete", 60*time.Second, func() bool { return status().Data.Status == "complete" })
 
+	// Overpaid: the session completes, and the receipt shows the excess.
+	var over triggerSession
+	if err := tr.api(ctx, http.MethodPost, "/checkouts", `{"items":[{"name":"Sword","amount":1500}]}`, &over); err != nil {
+		t.Fatal(err)
+	}
+	page = pickCoin(t, tr, over.CheckoutURL, "LTC")
+	addr, amount = addressRE.FindStringSubmatch(page), baseRE.FindStringSubmatch(page)
+	if addr == nil || amount == nil {
+		t.Fatalf("the second live LTC page:\n%s", page)
+	}
+	litoshi, _ = strconv.ParseInt(amount[1], 10, 64)
+	ltc.WaitWallet("checkoutd", ltc.Send(addr[1], litoshi+5000))
+	ltc.Mine(2)
+	receipt := func() string {
+		resp, err := tr.client.Get(over.CheckoutURL)
+		if err != nil {
+			return ""
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return string(b)
+	}
+	waitFor(t, "the overpaid session's receipt", 60*time.Second, func() bool { return strings.Contains(receipt(), "Payment received") })
+	if r := receipt(); !strings.Contains(r, "<dd data-excess>0.00005 LTC more than was due</dd>") {
+		t.Errorf("the overpaid receipt does not show the excess:\n%s", r)
+	}
+
 	// Once: one checkout.completed, one payment.succeeded.
 	store, err := sqlite.Open(ctx, db)
 	if err != nil {
@@ -166,8 +193,14 @@ func TestServeLiveLitecoin(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if len(es) != 1 {
-			t.Errorf("%d %s events; want 1", len(es), typ)
+		n := 0
+		for _, e := range es {
+			if strings.Contains(string(e.Object), sess.ID) {
+				n++
+			}
+		}
+		if n != 1 {
+			t.Errorf("%d %s events of session %s; want 1", n, typ, sess.ID)
 		}
 	}
 }

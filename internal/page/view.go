@@ -128,8 +128,11 @@ type shortView struct {
 }
 
 type receiptView struct {
-	Amount    string
-	Method    string
+	Amount string
+	Method string
+	// Excess is what a live crypto payment paid beyond what was due, in
+	// coins ("0.001 LTC"); "" when it paid the amount.
+	Excess    string
 	Date      string
 	PaymentID string
 	ReturnURL string
@@ -309,6 +312,17 @@ func remaining(d *checkout.CryptoDetails) *big.Int {
 	return required.Sub(required, received)
 }
 
+// excess returns what a live crypto payment received beyond what was due,
+// in base units; nil when it paid the amount (or is no live payment).
+func excess(d *checkout.CryptoDetails) *big.Int {
+	received, ok1 := new(big.Int).SetString(d.ReceivedBase, 10)
+	required, ok2 := new(big.Int).SetString(d.RequiredBase, 10)
+	if !ok1 || !ok2 || received.Cmp(required) <= 0 {
+		return nil
+	}
+	return received.Sub(received, required)
+}
+
 func expiresAt(t time.Time) string {
 	if t.IsZero() {
 		return ""
@@ -353,6 +367,10 @@ func receipt(ps *service.PageSession) *receiptView {
 		case p.Crypto != nil:
 			c, _ := checkout.CoinByCode(p.Crypto.Coin)
 			rv.Method = checkout.FormatCoin(p.Crypto.AmountBase, c) + " " + c.Code
+			if ex := excess(p.Crypto); ex != nil {
+				rv.Method = checkout.FormatCoin(p.Crypto.ReceivedBase, c) + " " + c.Code
+				rv.Excess = checkout.FormatCoin(ex.String(), c) + " " + c.Code
+			}
 		case p.Skins != nil:
 			rv.Method = fmt.Sprintf("Skins trade (%d items)", len(p.Skins.Items))
 		}
