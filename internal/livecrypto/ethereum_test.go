@@ -4,15 +4,11 @@ import (
 	"context"
 	"math/big"
 	"testing"
-	"time"
 
 	"github.com/checkoutd/checkoutd/checkout"
 	"github.com/checkoutd/checkoutd/internal/chain/ethereum"
 	"github.com/checkoutd/checkoutd/internal/chaintest"
-	"github.com/checkoutd/checkoutd/internal/clock"
 	"github.com/checkoutd/checkoutd/internal/livecrypto"
-	"github.com/checkoutd/checkoutd/internal/pay"
-	"github.com/checkoutd/checkoutd/internal/service"
 	"github.com/checkoutd/checkoutd/internal/store"
 	"github.com/checkoutd/checkoutd/internal/store/storetest"
 )
@@ -29,35 +25,14 @@ func TestLiveEthereumPayment(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		g := chaintest.StartGanache(t)
 		ctx := context.Background()
-		clk := clock.NewFake(time.Now())
 		const ethDepth = 4
-		newService := func() *service.Service {
+		l := newLiveWith(t, db, func() livecrypto.Coin {
 			node, err := ethereum.New(ethereum.Config{URL: g.URL})
 			if err != nil {
 				t.Fatal(err)
 			}
-			net, err := livecrypto.New(testPrices{"ETH/USD": 310000}, db,
-				livecrypto.Coin{Code: "ETH", Node: node, Network: "main", Depth: ethDepth, StartCursor: ethereum.Cursor})
-			if err != nil {
-				t.Fatal(err)
-			}
-			return service.New(service.Config{Store: db, Now: clk.Now, CheckoutBaseURL: "https://pay.example",
-				Processors: pay.Registry{Test: pay.Simulators(), Live: pay.Processors{Crypto: net}}})
-		}
-		svc := newService()
-		m, err := svc.CreateMerchant(ctx, checkout.MerchantParams{Name: "Acme", Currency: "USD"})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := svc.SetCryptoKey(ctx, m.ID, "ETH", "main", ethKey); err != nil {
-			t.Fatal(err)
-		}
-		k, _, err := svc.CreateAPIKey(ctx, checkout.APIKeyParams{MerchantID: m.ID, Mode: checkout.ModeLive, Type: checkout.KeyBearer,
-			Permissions: []checkout.Permission{checkout.PermCheckoutsWrite}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		l := &live{t: t, svc: svc, db: db, clock: clk, store: m, key: k, coin: "ETH"}
+			return livecrypto.Coin{Code: "ETH", Node: node, Network: "main", Depth: ethDepth, StartCursor: ethereum.Cursor}
+		}, ethKey, testPrices{"ETH/USD": 310000})
 		wei := func(q *checkout.CryptoQuote) *big.Int {
 			n, _ := new(big.Int).SetString(q.AmountBase, 10)
 			return n
@@ -107,7 +82,7 @@ func TestLiveEthereumPayment(t *testing.T) {
 		later, q := l.session(1500)
 		g.Send(q.Address, wei(q))
 		g.Mine(ethDepth)
-		l.svc = newService()
+		l.restartWatcher()
 		l.step()
 		l.step()
 		if l.status(later.ID) != checkout.StatusComplete {

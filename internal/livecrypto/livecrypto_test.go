@@ -56,22 +56,35 @@ func newLive(t *testing.T, db *store.DB, ltc *chaintest.Litecoin) *live {
 	if err := node.EnsureWallet(ctx); err != nil {
 		t.Fatal(err)
 	}
-	prices := testPrices{"LTC/USD": 8512}
+	l := newLiveWith(t, db, func() livecrypto.Coin {
+		return livecrypto.Coin{Code: "LTC", Node: node, Network: "regtest", Depth: depth}
+	}, regtestKey, testPrices{"LTC/USD": 8512})
+	l.ltc = ltc
+	return l
+}
+
+// newLiveWith is checkoutd with a live network of the coin makeCoin makes
+// (again for each restart of the watcher: a node adapter may keep state in
+// memory), a store with key for it, a live key, and prices.
+func newLiveWith(t *testing.T, db *store.DB, makeCoin func() livecrypto.Coin, key string, prices testPrices) *live {
+	t.Helper()
+	ctx := context.Background()
 	clk := clock.NewFake(time.Now())
-	newService := func() *service.Service {
-		net, err := livecrypto.New(prices, db, livecrypto.Coin{Code: "LTC", Node: node, Network: "regtest", Depth: depth})
+	coin := makeCoin()
+	newService := func(c livecrypto.Coin) *service.Service {
+		net, err := livecrypto.New(prices, db, c)
 		if err != nil {
 			t.Fatal(err)
 		}
 		return service.New(service.Config{Store: db, Now: clk.Now, CheckoutBaseURL: "https://pay.example",
 			Processors: pay.Registry{Test: pay.Simulators(), Live: pay.Processors{Crypto: net}}})
 	}
-	svc := newService()
+	svc := newService(coin)
 	m, err := svc.CreateMerchant(ctx, checkout.MerchantParams{Name: "Acme", Currency: "USD"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := svc.SetCryptoKey(ctx, m.ID, "LTC", "regtest", regtestKey); err != nil {
+	if _, err := svc.SetCryptoKey(ctx, m.ID, coin.Code, coin.Network, key); err != nil {
 		t.Fatal(err)
 	}
 	k, _, err := svc.CreateAPIKey(ctx, checkout.APIKeyParams{MerchantID: m.ID, Mode: checkout.ModeLive, Type: checkout.KeyBearer,
@@ -79,8 +92,8 @@ func newLive(t *testing.T, db *store.DB, ltc *chaintest.Litecoin) *live {
 	if err != nil {
 		t.Fatal(err)
 	}
-	l := &live{t: t, ltc: ltc, svc: svc, db: db, clock: clk, store: m, key: k, prices: prices}
-	l.restartWatcher = func() { l.svc = newService() }
+	l := &live{t: t, svc: svc, db: db, clock: clk, store: m, key: k, prices: prices, coin: coin.Code}
+	l.restartWatcher = func() { l.svc = newService(makeCoin()) }
 	return l
 }
 

@@ -197,6 +197,15 @@ func (s *Service) ScanCrypto(ctx context.Context) (int, error) {
 		if err != nil {
 			return 0, err
 		}
+		// A node reports a transaction again at every scan while it is in
+		// the mempool: one already recorded costs one read, no more.
+		payments, err := s.store.PaymentListBySession(ctx, q.SessionID)
+		if err != nil {
+			return 0, err
+		}
+		if slices.ContainsFunc(payments, func(p *checkout.Payment) bool { return paidBy(p, r.TxID) }) {
+			continue
+		}
 		if err := s.replaceGone(ctx, n, q, r.TxID); err != nil {
 			return 0, err
 		}
