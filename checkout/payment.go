@@ -2,6 +2,7 @@ package checkout
 
 import (
 	"fmt"
+	"math/big"
 	"time"
 )
 
@@ -90,12 +91,19 @@ const (
 	// elsewhere (a conflicting transaction was mined): it can never
 	// confirm, and nothing arrived.
 	FailDoubleSpent = "double_spent"
+	// FailDropped: a crypto transaction left the network (evicted from
+	// the mempool, nothing replacing it) and was not back within the time
+	// allowed (DroppedWindow): the session is free to be paid again.
+	// Should it confirm later after all, the scan flags the payment
+	// captured_after_failure, to be refunded.
+	FailDropped = "dropped"
 )
 
 // refundCodes are the failure codes of a failed payment whose money was, or
 // may yet be, collected: the dashboard lists them to be refunded.
 var refundCodes = map[string]bool{
 	FailSessionExpired: true, FailSessionCompleted: true, FailDuplicatePayment: true, FailCapturedAfterFailure: true,
+	FailUnderpaid: true,
 }
 
 // RefundDue reports whether p failed while its money was collected (late
@@ -135,6 +143,7 @@ var failureMessages = map[string]string{
 	FailUnderpaid:            "Less than the amount quoted arrived, and the rest did not in time; what arrived is to be refunded.",
 	FailReplaced:             "The transaction was replaced by another (a fee bump); the replacement pays instead.",
 	FailDoubleSpent:          "The transaction's coins were spent elsewhere before it confirmed; nothing arrived. Pay again to complete the checkout.",
+	FailDropped:              "The transaction left the network before it confirmed; nothing arrived. Pay again to complete the checkout.",
 }
 
 // FailureMessage returns the buyer-facing explanation of a failure code.
@@ -218,6 +227,10 @@ type CryptoDetails struct {
 	Confirmations int           `json:"confirmations_needed"`
 	// BroadcastAt is when the transaction was seen on the network.
 	BroadcastAt int64 `json:"broadcast_at"`
+	// DroppedAt is, while a transaction of a live payment has left the
+	// mempool unmined, when the payments job first saw it gone (Unix
+	// milliseconds); 0 otherwise.
+	DroppedAt int64 `json:"dropped_at,omitempty"`
 }
 
 // CryptoTopUp is a transaction that added to an underpaid crypto payment.
@@ -238,6 +251,30 @@ func (d *CryptoDetails) TxHashes() []string {
 		out = append(out, t.TxHash)
 	}
 	return out
+}
+
+// Amounts returns the payment's transactions with what each paid, in base
+// units: the first (what was received less the top-ups), then its
+// top-ups. Only a live payment knows what it received; a test one's first
+// paid the quote.
+func (d *CryptoDetails) Amounts() []CryptoTopUp {
+	first := d.ReceivedBase
+	if first == "" {
+		first = d.AmountBase
+	} else if len(d.TopUps) > 0 {
+		r, ok := new(big.Int).SetString(d.ReceivedBase, 10)
+		for _, t := range d.TopUps {
+			a, ok2 := new(big.Int).SetString(t.AmountBase, 10)
+			if ok && ok2 {
+				r.Sub(r, a)
+			}
+			ok = ok && ok2
+		}
+		if ok {
+			first = r.String()
+		}
+	}
+	return append([]CryptoTopUp{{TxHash: d.TxHash, AmountBase: first}}, d.TopUps...)
 }
 
 // SkinsDetails are the game items of a skins trade.

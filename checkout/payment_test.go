@@ -2,6 +2,7 @@ package checkout_test
 
 import (
 	"errors"
+	"slices"
 	"testing"
 	"time"
 
@@ -164,11 +165,15 @@ func TestPaymentSucceedAndFail(t *testing.T) {
 
 // TestPaymentRefundDue: a failed payment is flagged for refund when its
 // money was collected (late crypto, a second payment, a charge approved
-// after the payment failed), and only then.
+// after the payment failed, an underpayment whose rest never came), and
+// only then: a transaction that never confirmed moved nothing (should it
+// confirm later, the scan flags it captured_after_failure).
 func TestPaymentRefundDue(t *testing.T) {
 	for code, due := range map[string]bool{
 		checkout.FailSessionExpired: true, checkout.FailSessionCompleted: true, checkout.FailDuplicatePayment: true,
-		checkout.FailCapturedAfterFailure: true, checkout.FailProcessingError: false, checkout.FailCardDeclined: false,
+		checkout.FailCapturedAfterFailure: true, checkout.FailUnderpaid: true,
+		checkout.FailProcessingError: false, checkout.FailCardDeclined: false, checkout.FailReplaced: false, checkout.FailDoubleSpent: false,
+		checkout.FailConfirmationTimeout: false, checkout.FailDropped: false,
 	} {
 		p := newPayment(checkout.MethodCard, checkout.PaymentProcessing)
 		if err := p.Fail(code, t0); err != nil {
@@ -231,6 +236,24 @@ func TestPricingValidate(t *testing.T) {
 	for _, tt := range tests {
 		if err := tt.p.Validate(); (err == nil) != tt.ok {
 			t.Errorf("Validate(%+v) = %v; want ok %v", tt.p, err, tt.ok)
+		}
+	}
+}
+
+// TestCryptoDetailsAmounts: what each transaction of a crypto payment paid,
+// the first being what was received less the top-ups.
+func TestCryptoDetailsAmounts(t *testing.T) {
+	for _, c := range []struct {
+		d    checkout.CryptoDetails
+		want []checkout.CryptoTopUp
+	}{
+		{checkout.CryptoDetails{TxHash: "a", AmountBase: "100"}, []checkout.CryptoTopUp{{TxHash: "a", AmountBase: "100"}}},
+		{checkout.CryptoDetails{TxHash: "a", AmountBase: "100", ReceivedBase: "120"}, []checkout.CryptoTopUp{{TxHash: "a", AmountBase: "120"}}},
+		{checkout.CryptoDetails{TxHash: "a", AmountBase: "100", ReceivedBase: "110", TopUps: []checkout.CryptoTopUp{{TxHash: "b", AmountBase: "30"}, {TxHash: "c", AmountBase: "20"}}},
+			[]checkout.CryptoTopUp{{TxHash: "a", AmountBase: "60"}, {TxHash: "b", AmountBase: "30"}, {TxHash: "c", AmountBase: "20"}}},
+	} {
+		if got := c.d.Amounts(); !slices.Equal(got, c.want) {
+			t.Errorf("Amounts of %+v = %v; want %v", c.d, got, c.want)
 		}
 	}
 }

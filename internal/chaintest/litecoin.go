@@ -7,7 +7,9 @@ import (
 	"fmt"
 	"math/big"
 	"net/http"
+	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -330,6 +332,65 @@ func (n *Litecoin) DoubleSpend(txid string) (conflict, block string) {
 		n.t.Fatal(err)
 	}
 	return conflict, mined.Hash
+}
+
+// Drop takes the funder's unconfirmed transaction txid out of the node's
+// mempool and keeps it out, as a node that evicts a transaction paying too
+// low a fee does: the node restarts without its mempool and without
+// broadcasting, every wallet that has the transaction abandons it (so none
+// broadcasts it again), and the node restarts as it was. It returns the
+// transaction's raw hex, for Rebroadcast.
+func (n *Litecoin) Drop(txid string) string {
+	n.t.Helper()
+	raw := n.walletTx(txid)
+	n.Stop()
+	// The mempool a node saves when it stops (-persistmempool), which it
+	// would load again at the next start.
+	if err := os.Remove(filepath.Join(n.dir, "regtest", "mempool.dat")); err != nil && !errors.Is(err, os.ErrNotExist) {
+		n.t.Fatal(err)
+	}
+	args := n.args
+	n.args = append(append([]string(nil), args...), "-persistmempool=0", "-walletbroadcast=0")
+	n.start()
+	n.args = args
+	var dir struct {
+		Wallets []struct {
+			Name string `json:"name"`
+		} `json:"wallets"`
+	}
+	var loaded []string
+	if err := decode(n.Call("listwalletdir", nil), &dir); err != nil {
+		n.t.Fatal(err)
+	}
+	if err := decode(n.Call("listwallets", nil), &loaded); err != nil {
+		n.t.Fatal(err)
+	}
+	for _, w := range dir.Wallets {
+		if !slices.Contains(loaded, w.Name) {
+			n.Call("loadwallet", []any{w.Name})
+		}
+		if _, err := n.TryWallet(w.Name, "gettransaction", []any{txid, true}); err != nil {
+			continue // a wallet that never saw it
+		}
+		n.CallWallet(w.Name, "abandontransaction", []any{txid})
+	}
+	n.Restart()
+	if n.InMempool(txid) {
+		n.t.Fatalf("drop %s: still in the mempool after the restart", txid)
+	}
+	return raw
+}
+
+// Rebroadcast sends raw, a transaction dropped with Drop, to the node
+// again, as its wallet would, and waits until the mempool holds it.
+func (n *Litecoin) Rebroadcast(raw string) string {
+	n.t.Helper()
+	var txid string
+	if err := decode(n.Call("sendrawtransaction", []any{raw}), &txid); err != nil {
+		n.t.Fatal(err)
+	}
+	n.waitInMempool(txid)
+	return txid
 }
 
 // walletTx returns the raw hex of a transaction of the funder wallet.

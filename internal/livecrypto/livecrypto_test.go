@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/big"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -149,8 +150,14 @@ func (l *live) waitWallet(txid string) {
 // moving the clock a block on.
 func (l *live) step() {
 	l.t.Helper()
-	ctx := context.Background()
 	l.clock.Advance(3 * time.Minute)
+	l.look()
+}
+
+// look scans the node and runs the payments job, as the jobs would.
+func (l *live) look() {
+	l.t.Helper()
+	ctx := context.Background()
 	if _, err := l.svc.ScanCrypto(ctx); err != nil {
 		l.t.Fatal(err)
 	}
@@ -493,6 +500,118 @@ func TestLiveLitecoinDoubleSpend(t *testing.T) {
 		l.step()
 		if l.status(sess.ID) != checkout.StatusComplete {
 			t.Errorf("paid again after a double spend: status %s, payments %v; want complete", l.status(sess.ID), l.payments(sess.ID))
+		}
+	})
+}
+
+// A payment seen in the mempool whose transaction then leaves it unmined
+// (evicted, nothing replacing it): the payment waits DroppedWindow for it
+// to come back, saying so on the page; back in time, it counts again. Gone
+// longer, the payment fails, dropped, and the session is free; should the
+// transaction confirm after all, the failed payment is flagged for refund.
+func TestLiveLitecoinDropped(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		ltc := chaintest.StartLitecoin(t)
+		l := newLive(t, db, ltc)
+		ctx := context.Background()
+		sess, q := l.session(1500)
+		txid := l.pay(q.Address, mustInt(t, q.AmountBase))
+		l.step()
+		active := func() *checkout.Payment {
+			t.Helper()
+			ps, err := l.svc.PageSession(ctx, sess.ID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return ps.Active
+		}
+
+		raw := ltc.Drop(txid)
+		l.step()
+		if a := active(); a == nil || a.Crypto.DroppedAt == 0 || l.status(sess.ID) != checkout.StatusOpen {
+			t.Fatalf("after the transaction left the mempool: active %+v; want it holding the session, dropped", a)
+		}
+		ltc.Rebroadcast(raw)
+		l.step()
+		if a := active(); a == nil || a.Crypto.DroppedAt != 0 {
+			t.Fatalf("after the transaction came back: active %+v; want it holding the session, not dropped", a)
+		}
+
+		// Gone again, for longer than the window.
+		raw = ltc.Drop(txid)
+		l.step()
+		l.clock.Advance(service.DroppedWindow - time.Second)
+		l.look()
+		if a := active(); a == nil {
+			t.Fatalf("dropped for less than %v: payments %v; want it still holding the session", service.DroppedWindow, l.payments(sess.ID))
+		}
+		l.clock.Advance(time.Second)
+		l.look()
+		got := l.payments(sess.ID)[checkout.FailDropped]
+		// The session is free: here its hour is over, so it expires.
+		if len(got) != 1 || active() != nil || l.status(sess.ID) != checkout.StatusExpired || got[0].RefundDue() {
+			t.Fatalf("dropped past the window: payments %v, status %s; want failed dropped (nothing to refund), the session expired", l.payments(sess.ID), l.status(sess.ID))
+		}
+		if n := l.events(checkout.EventPaymentFailed, sess.ID); n != 1 {
+			t.Errorf("%d payment.failed; want 1", n)
+		}
+
+		// It confirms after all: the failed payment is flagged for refund.
+		ltc.Rebroadcast(raw)
+		ltc.Mine(1)
+		l.step()
+		l.step()
+		got = l.payments(sess.ID)[checkout.FailCapturedAfterFailure]
+		if len(got) != 1 || got[0].Crypto.TxHash != txid || !got[0].RefundDue() || l.status(sess.ID) != checkout.StatusExpired {
+			t.Errorf("the dropped transaction mined after its payment failed: payments %v, status %s; want it flagged captured_after_failure", l.payments(sess.ID), l.status(sess.ID))
+		}
+	})
+}
+
+// A fee bump of an underpayment's first transaction, then of its top-up:
+// each replacement takes over the transactions that still stand, so the
+// payment keeps what arrived and completes; nothing is recorded twice.
+func TestLiveLitecoinFeeBumpTopUp(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		ltc := chaintest.StartLitecoin(t)
+		l := newLive(t, db, ltc)
+		ctx := context.Background()
+		sess, q := l.session(1500)
+		amount := mustInt(t, q.AmountBase)
+		first := l.pay(q.Address, amount*6/10)
+		l.step()
+		top := l.pay(q.Address, amount-amount*6/10)
+		l.step()
+
+		bumped := ltc.BumpFee(first)
+		l.waitWallet(bumped)
+		l.step()
+		ps, err := l.svc.PageSession(ctx, sess.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if a := ps.Active; a == nil || a.Crypto.TxHash != bumped || a.Crypto.ReceivedBase != itoa(amount) || a.Crypto.Short() ||
+			!slices.Equal(a.Crypto.TxHashes(), []string{bumped, top}) {
+			t.Fatalf("after the first was bumped: active %+v, payments %v; want the replacement with the top-up, whole", a, l.payments(sess.ID))
+		}
+
+		bumpedTop := ltc.BumpFee(top)
+		l.waitWallet(bumpedTop)
+		l.step()
+		ltc.Mine(depth)
+		l.step()
+		l.step()
+		ps, _ = l.svc.PageSession(ctx, sess.ID)
+		got := l.payments(sess.ID)
+		if l.status(sess.ID) != checkout.StatusComplete || ps.Paid == nil || ps.Paid.Crypto.ReceivedBase != itoa(amount) ||
+			!slices.Equal(ps.Paid.Crypto.TxHashes(), []string{bumpedTop, bumped}) {
+			t.Fatalf("after both were bumped and mined: status %s, paid %+v, payments %v; want complete by both replacements", l.status(sess.ID), ps.Paid, got)
+		}
+		if len(got[checkout.FailReplaced]) != 2 || len(got[checkout.FailDuplicatePayment]) != 0 || len(got[checkout.FailUnderpaid]) != 0 {
+			t.Errorf("payments = %v; want two replaced, nothing else failed", got)
+		}
+		if n := l.events(checkout.EventCheckoutCompleted, sess.ID); n != 1 {
+			t.Errorf("%d checkout.completed; want 1", n)
 		}
 	})
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"regexp"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -95,6 +96,18 @@ func TestBrowserLiveLitecoin(t *testing.T) {
 		if got := e.TextIs("[data-confirmations]", "0") + " of " + e.TextIs("[data-needed]", "2"); got != "0 of 2" {
 			t.Errorf("confirmations = %q; want 0 of 2", got)
 		}
+
+		// The node drops it from its mempool: the page says so and until
+		// when it may come back; back, the page counts again.
+		raw := ltc.Drop(txid)
+		e.runLive()
+		e.WaitFor(`document.querySelector("[data-dropped]") !== null`)
+		if text := browsertest.Eval[string](e.Page, `document.querySelector("[data-dropped]").textContent`); !strings.Contains(text, "dropped your transaction") {
+			t.Errorf("the dropped notice says %q", text)
+		}
+		ltc.Rebroadcast(raw)
+		e.runLive()
+		e.WaitFor(`document.querySelector("[data-dropped]") === null && document.querySelector("[data-confirmations]") !== null`)
 
 		// A block: one confirmation, shown in place (a mark set on this
 		// document survives the update).

@@ -175,6 +175,9 @@ type paymentStatus struct {
 	// RemainingBase is, while a live crypto payment is short of its
 	// amount, what is still to come, in base units.
 	RemainingBase *string `json:"remaining_base,omitempty"`
+	// Dropped is set while a transaction of a live crypto payment has
+	// left the mempool unmined.
+	Dropped bool `json:"dropped,omitempty"`
 }
 
 // HandleStatus serves GET /invoice/{id}/status.
@@ -199,6 +202,7 @@ func (p *Page) HandleStatus() http.Handler {
 					s := rem.String()
 					st.Payment.RemainingBase = &s
 				}
+				st.Payment.Dropped = ps.Active.Crypto.DroppedAt != 0
 			}
 			if ps.Active.Skins != nil {
 				st.Payment.HoldUntil = &ps.Active.Skins.HoldUntil

@@ -116,6 +116,10 @@ type activeView struct {
 	// Short is set while a live crypto payment has received less than its
 	// amount: the page asks for the rest.
 	Short *shortView
+	// DroppedUntil is set (RFC 3339, UTC) while a transaction of a live
+	// crypto payment has left the mempool unmined: the payment fails then
+	// unless it comes back.
+	DroppedUntil string
 }
 
 // shortView is what a short crypto payment's page shows: what arrived, what
@@ -198,6 +202,9 @@ func (p *Page) view(ctx context.Context, w http.ResponseWriter, r *http.Request,
 				return nil, err
 			}
 			a.Coin, a.Confirmations, a.Needed = ps.Active.Crypto.Coin, pr.Confirmations, pr.Needed
+			if at := ps.Active.Crypto.DroppedAt; at != 0 {
+				a.DroppedUntil = time.UnixMilli(at).Add(service.DroppedWindow).UTC().Format(time.RFC3339)
+			}
 			if rem := remaining(ps.Active.Crypto); rem != nil {
 				c, _ := checkout.CoinByCode(ps.Active.Crypto.Coin)
 				a.Short = &shortView{

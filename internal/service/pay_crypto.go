@@ -98,6 +98,9 @@ type cryptoReport struct {
 	// confirmations it needs (0: the coin's default).
 	received, required *big.Int
 	depth              int
+	// replaces is the payment the transaction replaces (replaceGone),
+	// if any.
+	replaces *replacing
 }
 
 func (s *Service) recordCrypto(ctx context.Context, r cryptoReport) (*checkout.Payment, error) {
@@ -136,6 +139,10 @@ func (s *Service) recordCrypto(ctx context.Context, r cryptoReport) (*checkout.P
 		}
 		p = nil
 		now := s.now()
+		carried, err := s.failReplaced(ctx, tx, m, sess, r.replaces)
+		if err != nil {
+			return err
+		}
 		if r.received != nil && sess.ActivePaymentID != nil {
 			// The rest of an underpayment, to the same address: it adds up.
 			active, err := tx.PaymentGetForUpdate(ctx, *sess.ActivePaymentID)
@@ -171,8 +178,16 @@ func (s *Service) recordCrypto(ctx context.Context, r cryptoReport) (*checkout.P
 			p.Crypto.Confirmations = r.depth
 		}
 		if r.received != nil {
-			p.Crypto.ReceivedBase = r.received.String()
+			received := new(big.Int).Set(r.received)
 			required := r.required
+			if carried != nil {
+				// What still stands of the payment this transaction
+				// replaced is part of this one, against the same amount.
+				received.Add(received, carried.received)
+				p.Crypto.TopUps = carried.txs
+				required = carried.required
+			}
+			p.Crypto.ReceivedBase = received.String()
 			if required == nil {
 				var ok bool
 				if required, ok = new(big.Int).SetString(q.AmountBase, 10); !ok {
@@ -180,12 +195,16 @@ func (s *Service) recordCrypto(ctx context.Context, r cryptoReport) (*checkout.P
 				}
 			}
 			p.Crypto.RequiredBase = required.String()
-			if r.received.Cmp(required) < 0 && d == checkout.DeclineNone {
+			if received.Cmp(required) < 0 && d == checkout.DeclineNone {
 				// Short: the payment holds the session while the rest may
-				// come, to the same address, for UnderpaidWindow.
-				p.Crypto.ShortUntil = now.Add(UnderpaidWindow).UnixMilli()
-				due := now.Add(UnderpaidWindow)
-				p.DueAt = &due
+				// come, to the same address, for UnderpaidWindow (from
+				// the replaced payment's first: a fee bump buys no time).
+				until := now.Add(UnderpaidWindow)
+				if carried != nil && carried.shortUntil != 0 {
+					until = time.UnixMilli(carried.shortUntil)
+				}
+				p.Crypto.ShortUntil = until.UnixMilli()
+				p.DueAt = &until
 				return hold(ctx, tx, sess, p, now)
 			}
 		}
@@ -214,6 +233,50 @@ func (s *Service) recordCrypto(ctx context.Context, r cryptoReport) (*checkout.P
 		return nil, decline
 	}
 	return p, nil
+}
+
+// carriedTxs are the transactions of a replaced payment that still stand,
+// which the replacing one takes over.
+type carriedTxs struct {
+	txs        []checkout.CryptoTopUp
+	received   *big.Int // their sum
+	required   *big.Int // what the replaced payment had to reach
+	shortUntil int64    // the replaced payment's ShortUntil
+}
+
+// failReplaced fails, replaced, the payment r names (replaceGone found some
+// of its transactions gone) if it is still the one holding sess, and
+// returns its transactions that still stand, for the replacing payment to
+// take over; nil when there is nothing to replace.
+func (s *Service) failReplaced(ctx context.Context, tx *txn, m *checkout.Merchant, sess *checkout.Session, r *replacing) (*carriedTxs, error) {
+	if r == nil || sess.ActivePaymentID == nil || *sess.ActivePaymentID != r.paymentID {
+		return nil, nil
+	}
+	old, err := tx.PaymentGetForUpdate(ctx, r.paymentID)
+	if err != nil {
+		return nil, err
+	}
+	if old.Status != checkout.PaymentProcessing || old.Crypto == nil {
+		return nil, nil
+	}
+	c := &carriedTxs{received: new(big.Int), shortUntil: old.Crypto.ShortUntil}
+	var ok bool
+	if c.required, ok = new(big.Int).SetString(old.Crypto.RequiredBase, 10); !ok {
+		return nil, fmt.Errorf("payment %s: required amount %q is not an integer", old.ID, old.Crypto.RequiredBase)
+	}
+	for _, t := range old.Crypto.Amounts() {
+		a, ok := new(big.Int).SetString(t.AmountBase, 10)
+		if !ok {
+			return nil, fmt.Errorf("payment %s: amount %q is not an integer", old.ID, t.AmountBase)
+		}
+		if !slices.Contains(r.gone, t.TxHash) {
+			c.txs = append(c.txs, t)
+			c.received.Add(c.received, a)
+		}
+	}
+	s.log.InfoContext(ctx, "crypto payment replaced: a transaction of it is gone, another pays the address",
+		"payment_id", old.ID, "session_id", sess.ID, "coin", old.Crypto.Coin, "gone", r.gone, "carried", len(c.txs))
+	return c, s.failPayment(ctx, tx, m, sess, old, checkout.FailReplaced)
 }
 
 // UnderpaidWindow is how long a live crypto payment that received less than

@@ -203,13 +203,17 @@ func (s *Service) ScanCrypto(ctx context.Context) (int, error) {
 		if err != nil {
 			return 0, err
 		}
-		if slices.ContainsFunc(payments, func(p *checkout.Payment) bool { return paidBy(p, r.TxID) }) {
+		if i := slices.IndexFunc(payments, func(p *checkout.Payment) bool { return paidBy(p, r.TxID) }); i >= 0 {
+			if err := s.confirmedAfterFailure(ctx, n, payments[i]); err != nil {
+				return 0, err
+			}
 			continue
 		}
-		if err := s.replaceGone(ctx, n, q, r.TxID); err != nil {
+		replaces, err := s.replaceGone(ctx, n, q, r.TxID)
+		if err != nil {
 			return 0, err
 		}
-		report := cryptoReport{sessionID: q.SessionID, coin: r.Coin, txHash: r.TxID, received: r.Amount, depth: n.Depth(r.Coin)}
+		report := cryptoReport{sessionID: q.SessionID, coin: r.Coin, txHash: r.TxID, received: r.Amount, depth: n.Depth(r.Coin), replaces: replaces}
 		if !q.ExpiresAt.IsZero() && s.now().After(q.ExpiresAt) {
 			// The quote's rate is stale: the payment must cover the amount
 			// at the rate now.
@@ -227,54 +231,83 @@ func (s *Service) ScanCrypto(ctx context.Context) (int, error) {
 	return len(rs), nil
 }
 
-// replaceGone makes way for transaction txid paying q's address: when the
-// session is held by a payment of another transaction to the same address
-// that the node no longer has (replaced by a fee bump, dropped, or in
-// conflict with the chain), that payment fails, replaced, and the session is
-// free for txid. Without it a fee bump would leave the session held by a
-// transaction that will never confirm, and record its replacement, the
-// money, as a duplicate.
-func (s *Service) replaceGone(ctx context.Context, n pay.LiveCryptoNetwork, q *checkout.CryptoQuote, txid string) error {
-	sess, err := s.store.SessionGet(ctx, q.SessionID)
-	if err != nil || sess.ActivePaymentID == nil {
-		return err
-	}
-	active, err := s.store.PaymentGet(ctx, *sess.ActivePaymentID)
-	if err != nil {
-		return err
-	}
-	if active.Crypto == nil || active.Crypto.Coin != q.Coin || active.Crypto.Address != q.Address || slices.Contains(active.Crypto.TxHashes(), txid) ||
-		active.Status != checkout.PaymentProcessing {
+// confirmedAfterFailure flags p for refund when it failed because its
+// transaction did not confirm (dropped, confirmation_timeout), and the
+// chain has mined it after all: the money arrived for a payment that had
+// failed, and the session was freed meanwhile.
+func (s *Service) confirmedAfterFailure(ctx context.Context, n pay.LiveCryptoNetwork, p *checkout.Payment) error {
+	if p.Status != checkout.PaymentFailed || p.FailureCode == nil || p.Crypto == nil ||
+		(*p.FailureCode != checkout.FailDropped && *p.FailureCode != checkout.FailConfirmationTimeout) {
 		return nil
 	}
-	gone, err := n.Gone(ctx, q.Coin, active.Crypto.TxHash)
-	if err != nil || gone == "" {
+	confs, err := n.Confirmations(ctx, p, s.now())
+	if err != nil || confs < 1 {
 		return err
 	}
-	s.log.InfoContext(ctx, "crypto payment replaced: its transaction is gone, another pays the address",
-		"payment_id", active.ID, "session_id", sess.ID, "coin", q.Coin, "replaced_tx", active.Crypto.TxHash, "by_tx", txid)
-	_, err = s.settle(ctx, active.ID, func(tx *txn, m *checkout.Merchant, sess *checkout.Session, cur *checkout.Payment) error {
-		if cur.Status != checkout.PaymentProcessing {
-			return nil // settled meanwhile
-		}
-		return s.failPayment(ctx, tx, m, sess, cur, checkout.FailReplaced)
-	})
+	_, err = s.settleAnswer(ctx, p.ID, answer{captured: true})
 	return err
 }
 
-// doubleSpent reports whether one of a live payment's transactions had its
-// coins spent elsewhere by the chain: it can never confirm.
-func doubleSpent(ctx context.Context, n pay.LiveCryptoNetwork, p *checkout.Payment) (bool, error) {
+// replaceGone tells whether transaction txid paying q's address replaces
+// another: when the session is held by a processing payment to the same
+// address some of whose transactions the node no longer has (replaced by a
+// fee bump, dropped, or in conflict with the chain), recordCrypto fails
+// that payment, replaced, and makes txid the payment, with the
+// transactions of the old one that still stand (the rest of an
+// underpayment). Without it a fee bump would leave the session held by a
+// transaction that will never confirm, and record its replacement, the
+// money, as a duplicate. It asks the node, so it runs before the
+// transaction that records txid, which checks again under lock that the
+// payment is still the one held.
+func (s *Service) replaceGone(ctx context.Context, n pay.LiveCryptoNetwork, q *checkout.CryptoQuote, txid string) (*replacing, error) {
+	sess, err := s.store.SessionGet(ctx, q.SessionID)
+	if err != nil || sess.ActivePaymentID == nil {
+		return nil, err
+	}
+	active, err := s.store.PaymentGet(ctx, *sess.ActivePaymentID)
+	if err != nil {
+		return nil, err
+	}
+	if active.Crypto == nil || active.Crypto.Coin != q.Coin || active.Crypto.Address != q.Address || slices.Contains(active.Crypto.TxHashes(), txid) ||
+		active.Status != checkout.PaymentProcessing {
+		return nil, nil
+	}
+	r := &replacing{paymentID: active.ID}
+	for _, h := range active.Crypto.TxHashes() {
+		gone, err := n.Gone(ctx, q.Coin, h)
+		if err != nil {
+			return nil, err
+		}
+		if gone != "" {
+			r.gone = append(r.gone, h)
+		}
+	}
+	if len(r.gone) == 0 {
+		return nil, nil
+	}
+	return r, nil
+}
+
+// replacing is a processing crypto payment that a new transaction
+// replaces, and its transactions that are gone.
+type replacing struct {
+	paymentID string
+	gone      []string
+}
+
+// goneTxs asks the node about each of a live payment's transactions: does
+// the chain spend one's coins elsewhere (it can never confirm), or has one
+// left the mempool unmined (dropped: its wallet may broadcast it again)?
+func goneTxs(ctx context.Context, n pay.LiveCryptoNetwork, p *checkout.Payment) (conflicted, dropped bool, err error) {
 	for _, txid := range p.Crypto.TxHashes() {
 		gone, err := n.Gone(ctx, p.Crypto.Coin, txid)
 		if err != nil {
-			return false, err
+			return false, false, err
 		}
-		if gone == pay.GoneConflicted {
-			return true, nil
-		}
+		conflicted = conflicted || gone == pay.GoneConflicted
+		dropped = dropped || gone == pay.GoneDropped
 	}
-	return false, nil
+	return conflicted, dropped, nil
 }
 
 // freshAmount prices q's session at the rate now, for a payment first

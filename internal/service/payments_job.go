@@ -33,8 +33,10 @@ func (s *Service) processDue(ctx context.Context, p *checkout.Payment) (bool, er
 	procs := s.procs.For(p.Mode)
 	now := s.now()
 	var act settleFunc
-	var later time.Time // when nothing can be done yet: look again then
-	var askErr error    // the processor did not answer: ask again at later
+	var later time.Time                    // when nothing can be done yet: look again then
+	var askErr error                       // the processor did not answer: ask again at later
+	var mark func(*checkout.CryptoDetails) // what to note on a payment left as it is
+	var droppedAt time.Time                // when its transaction left the mempool, if it has
 	unanswered := func(err error) {
 		askErr, later = err, now.Add(ProcessorRetry)
 	}
@@ -79,17 +81,39 @@ func (s *Service) processDue(ctx context.Context, p *checkout.Payment) (bool, er
 		if n := s.live(); n != nil && p.Crypto.ReceivedBase != "" {
 			// A transaction whose coins the chain spent elsewhere can
 			// never confirm: fail now and free the session, rather than
-			// hold it until the deadline.
-			spent, err := doubleSpent(ctx, n, p)
+			// hold it until the deadline. One that left the mempool
+			// unmined may come back (its wallet broadcasts it again, or
+			// bumps its fee): the page says so, and the payment waits
+			// DroppedWindow for it.
+			conflicted, dropped, err := goneTxs(ctx, n, p)
 			if err != nil {
 				unanswered(err)
 				break
 			}
-			if spent {
+			if conflicted {
 				s.log.WarnContext(ctx, "crypto payment double spent: its coins were spent elsewhere; it fails",
 					"payment_id", p.ID, "session_id", p.SessionID, "coin", p.Crypto.Coin)
 				act = s.failWith(ctx, checkout.FailDoubleSpent)
 				break
+			}
+			if dropped && p.Crypto.DroppedAt != 0 && !now.Before(time.UnixMilli(p.Crypto.DroppedAt).Add(DroppedWindow)) {
+				s.log.WarnContext(ctx, "crypto payment dropped: its transaction left the mempool unmined and did not come back; it fails",
+					"payment_id", p.ID, "session_id", p.SessionID, "coin", p.Crypto.Coin, "dropped_at", time.UnixMilli(p.Crypto.DroppedAt).UTC())
+				act = s.failWith(ctx, checkout.FailDropped)
+				break
+			}
+			if dropped && p.Crypto.DroppedAt != 0 {
+				droppedAt = time.UnixMilli(p.Crypto.DroppedAt)
+			}
+			switch {
+			case dropped && p.Crypto.DroppedAt == 0:
+				droppedAt = now
+				s.log.WarnContext(ctx, "crypto payment dropped: its transaction left the mempool unmined; waiting for it to come back",
+					"payment_id", p.ID, "session_id", p.SessionID, "coin", p.Crypto.Coin, "window", DroppedWindow)
+				mark = func(d *checkout.CryptoDetails) { d.DroppedAt = now.UnixMilli() }
+			case !dropped && p.Crypto.DroppedAt != 0:
+				s.log.InfoContext(ctx, "crypto payment's dropped transaction is back", "payment_id", p.ID, "session_id", p.SessionID)
+				mark = func(d *checkout.CryptoDetails) { d.DroppedAt = 0 }
 			}
 		}
 		coin, ok := checkout.CoinByCode(p.Crypto.Coin)
@@ -112,6 +136,9 @@ func (s *Service) processDue(ctx context.Context, p *checkout.Payment) (bool, er
 			// A live node counts the confirmations, and a block may come
 			// early: look again soon, cheaply (one call to the node).
 			later = now.Add(LiveConfirmationLook)
+		}
+		if dropped := droppedAt; !dropped.IsZero() && dropped.Add(DroppedWindow).Before(later) {
+			later = dropped.Add(DroppedWindow) // fail it on time
 		}
 	case p.Method == checkout.MethodSkins && procs.Skins != nil:
 		if p.Skins == nil {
@@ -169,6 +196,10 @@ func (s *Service) processDue(ctx context.Context, p *checkout.Payment) (bool, er
 		}
 		if act == nil {
 			cur.DueAt = &later
+			if mark != nil && cur.Crypto != nil {
+				mark(cur.Crypto)
+				cur.UpdatedAt = s.now()
+			}
 			return tx.PaymentUpdate(ctx, cur)
 		}
 		changed = true
@@ -181,6 +212,14 @@ func (s *Service) processDue(ctx context.Context, p *checkout.Payment) (bool, er
 	}
 	return changed, err
 }
+
+// DroppedWindow is how long a live crypto payment whose transaction left
+// the mempool unmined (evicted for its low fee, or expired) waits for it to
+// come back, as its wallet broadcasts it again or bumps its fee; then it
+// fails, dropped, and the session is free to be paid again. Should the
+// transaction confirm after all, the scan flags the failed payment
+// captured_after_failure, to be refunded.
+const DroppedWindow = time.Hour
 
 // ProcessorRetry is how long the payments job waits before asking a
 // processor again about a payment it did not answer for (a lookup, a

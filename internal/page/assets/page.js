@@ -109,6 +109,7 @@
   function follow(url) {
     var start = document.body.dataset.state;
     var short = document.querySelector("[data-short]");
+    var dropped = !!document.querySelector("[data-dropped]");
     var waiting = !document.querySelector("[data-confirmations]") && !short;
     function tick() {
       fetch(url, { headers: { "Accept": "application/json" }, cache: "no-store", credentials: "same-origin" })
@@ -118,7 +119,8 @@
           var s = body.data;
           if (s.status === "complete" && s.redirect_url) { window.location.assign(s.redirect_url); return; }
           if (s.status !== "open" || (waiting && s.payment) || (!waiting && !s.payment && start === "processing") ||
-              (short && (!s.payment || s.payment.remaining_base !== short.dataset.remaining))) {
+              (short && (!s.payment || s.payment.remaining_base !== short.dataset.remaining)) ||
+              (s.payment && !!s.payment.dropped !== dropped)) {
             window.location.reload();
             return;
           }
