@@ -5,7 +5,10 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
+	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 )
@@ -95,15 +98,124 @@ func TestRun(t *testing.T) {
 	}
 }
 
+// TestRunStripeMock measures stripe-mock beside bare and SQLite, briefly, with
+// the binary that CHECKOUTD_BENCH_STRIPE_MOCK names: building it takes too
+// long for a test. It checks that its rows ran and that checkoutd's carry
+// their ratio to it.
+func TestRunStripeMock(t *testing.T) {
+	bin := os.Getenv("CHECKOUTD_BENCH_STRIPE_MOCK")
+	if bin == "" {
+		t.Skip("set CHECKOUTD_BENCH_STRIPE_MOCK to a stripe-mock " + stripeMockVersion + " binary " +
+			"(GOBIN=DIR go install " + stripeMockModule + "@" + stripeMockVersion + ")")
+	}
+	args := []string{"-only", "bare,stripe-mock,sqlite", "-webhooks=false", "-stripe-mock", bin,
+		"-duration", "100ms", "-warmup", "0s", "-concurrency", "2", "-pool", "5", "-dir", t.TempDir(), "-json"}
+	rows := runRows(t, args)
+	var got []string
+	for _, r := range rows {
+		got = append(got, r.Target+" "+r.Op)
+		if r.Errors != 0 || r.Skipped != "" || r.Requests == 0 {
+			t.Errorf("row %+v; want requests, no errors, nothing skipped", r)
+		}
+		if wantRatio := r.Target == "sqlite"; (r.VsStripeMock != nil) != wantRatio {
+			t.Errorf("row %s %s: vs_stripe_mock %v; want it only on checkoutd's rows", r.Target, r.Op, r.VsStripeMock)
+		}
+	}
+	want := []string{"bare create", "bare retrieve", "stripe-mock create", "stripe-mock retrieve", "sqlite create", "sqlite retrieve"}
+	if !slices.Equal(got, want) {
+		t.Errorf("rows = %q; want %q", got, want)
+	}
+}
+
+// TestStripeMockSkipped checks that a stripe-mock that cannot start is a
+// skipped row that says why, and that the rest of the table stands.
+func TestStripeMockSkipped(t *testing.T) {
+	dir := t.TempDir()
+	exits := filepath.Join(dir, "exits")
+	if err := os.WriteFile(exits, []byte("#!/bin/sh\necho 'cannot load the OpenAPI spec'\nexit 3\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct{ bin, reason string }{
+		{filepath.Join(dir, "missing"), "cannot start stripe-mock"},
+		{exits, "cannot load the OpenAPI spec"},
+	}
+	for _, tt := range tests {
+		args := []string{"-only", "bare,stripe-mock", "-webhooks=false", "-stripe-mock", tt.bin,
+			"-duration", "50ms", "-warmup", "0s", "-concurrency", "2", "-pool", "5", "-json"}
+		rows := runRows(t, args)
+		var got []string
+		for _, r := range rows {
+			got = append(got, r.Target+" "+r.Op)
+			if r.Target == "stripe-mock" && !strings.Contains(r.Skipped, tt.reason) {
+				t.Errorf("-stripe-mock %s: skipped %q; want it to say %q", tt.bin, r.Skipped, tt.reason)
+			}
+		}
+		if want := []string{"bare create", "bare retrieve", "stripe-mock "}; !slices.Equal(got, want) {
+			t.Errorf("-stripe-mock %s: rows = %q; want %q", tt.bin, got, want)
+		}
+	}
+}
+
+// runRows runs bench with args, which must hold -json, and returns the
+// rows of its API table.
+func runRows(t *testing.T, args []string) []row {
+	t.Helper()
+	var stdout, stderr bytes.Buffer
+	if err := run(context.Background(), args, func(string) string { return "" }, &stdout, &stderr); err != nil {
+		t.Fatalf("run(%q) = %v; stdout:\n%s\nstderr:\n%s", args, err, &stdout, &stderr)
+	}
+	var rep struct {
+		Rows []row `json:"rows"`
+	}
+	if err := json.Unmarshal(stdout.Bytes(), &rep); err != nil {
+		t.Fatalf("decode the JSON report: %v\n%s", err, &stdout)
+	}
+	return rep.Rows
+}
+
+// TestRatios checks the ratios of the API table: every row's to bare, and
+// only checkoutd's to stripe-mock.
+func TestRatios(t *testing.T) {
+	r := &report{Rows: []row{
+		{Target: "bare", Op: "create", RPS: 1000},
+		{Target: "stripe-mock", Op: "create", RPS: 400},
+		{Target: "sqlite", Op: "create", RPS: 200},
+		{Target: "postgres", Skipped: "unreachable"},
+		{Target: "sqlite", Op: "retrieve", RPS: 300}, // neither bare nor stripe-mock retrieved
+	}}
+	r.ratios()
+	tests := []struct {
+		vsBare, vsPeer float64 // -1: none
+	}{{1, -1}, {0.4, -1}, {0.2, 0.5}, {-1, -1}, {-1, -1}}
+	for i, tt := range tests {
+		rw := r.Rows[i]
+		if got := ratio(rw.VsBare); got != tt.vsBare {
+			t.Errorf("%s %s: vs bare %v; want %v", rw.Target, rw.Op, got, tt.vsBare)
+		}
+		if got := ratio(rw.VsStripeMock); got != tt.vsPeer {
+			t.Errorf("%s %s: vs stripe-mock %v; want %v", rw.Target, rw.Op, got, tt.vsPeer)
+		}
+	}
+}
+
+// ratio is *v, or -1 for none.
+func ratio(v *float64) float64 {
+	if v == nil {
+		return -1
+	}
+	return *v
+}
+
 func TestParseConfig(t *testing.T) {
 	tests := []struct {
 		args    []string
 		targets []string
 		pg      string
 	}{
-		{nil, []string{"bare", "sqlite", "postgres"}, "postgres://env"},
+		{nil, []string{"bare", "stripe-mock", "sqlite", "postgres"}, "postgres://env"},
 		{[]string{"-only", "postgres,bare,postgres"}, []string{"bare", "postgres"}, "postgres://env"},
-		{[]string{"-postgres", "postgres://flag"}, []string{"bare", "sqlite", "postgres"}, "postgres://flag"},
+		{[]string{"-only", "sqlite,stripe-mock,bare"}, []string{"bare", "stripe-mock", "sqlite"}, "postgres://env"},
+		{[]string{"-postgres", "postgres://flag"}, []string{"bare", "stripe-mock", "sqlite", "postgres"}, "postgres://flag"},
 	}
 	getenv := func(k string) string {
 		if k == "CHECKOUTD_TEST_DATABASE" {

@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"math"
@@ -178,13 +177,9 @@ func createOne(ctx context.Context, client *http.Client, t *target) (string, err
 	if err != nil {
 		return "", err
 	}
-	var env struct {
-		Data struct {
-			ID string `json:"id"`
-		} `json:"data"`
-	}
-	if resp.StatusCode != http.StatusCreated || json.Unmarshal(body, &env) != nil || env.Data.ID == "" {
+	id := t.sessionID(body)
+	if resp.StatusCode != t.created || id == "" {
 		return "", fmt.Errorf("POST %s: %s: %.300s", req.URL.Path, resp.Status, body)
 	}
-	return env.Data.ID, nil
+	return id, nil
 }

@@ -2,7 +2,8 @@
 // merchant API's create and retrieve requests per second and their p50 and
 // p99 latency, on SQLite and on PostgreSQL, each beside a bare net/http
 // handler that returns a JSON body of the same size, measured in the same
-// run as the ceiling; webhook deliveries per second to a local HTTPS
+// run as the ceiling, and beside stripe-mock, Stripe's own mock server, as a
+// peer (built once at a pinned version, or -stripe-mock); webhook deliveries per second to a local HTTPS
 // receiver and the latency from an event to its first attempt, beside bare
 // signed posts to the same receiver; and, with -scale, retrieves among
 // many stored sessions with the database's size.
@@ -17,6 +18,7 @@
 //
 //	go run ./bench
 //	go run ./bench -duration 10s -concurrency 32 -only sqlite,bare
+//	go run ./bench -only bare,stripe-mock,sqlite -webhooks=false
 //
 // See bench/README.md for what it measures and how to read it.
 package main
@@ -56,7 +58,7 @@ func main() {
 const defaultPostgresURL = "postgres://postgres@127.0.0.1:5432/test?sslmode=disable"
 
 // targetNames lists what bench can measure, in the order of the table.
-var targetNames = []string{"bare", "sqlite", "postgres"}
+var targetNames = []string{"bare", "stripe-mock", "sqlite", "postgres"}
 
 // config is bench's configuration after parsing.
 type config struct {
@@ -66,9 +68,12 @@ type config struct {
 	concurrency int
 	pool        int
 	postgresURL string
-	dir         string
-	json        bool
-	cpuProfile  string
+	// stripeMock is the stripe-mock binary to run (-stripe-mock); empty
+	// to build it into the user's cache directory when it is not there.
+	stripeMock string
+	dir        string
+	json       bool
+	cpuProfile string
 
 	// The webhook rows: -webhooks, -endpoints, -backlog, -event-rate.
 	webhooks  bool
@@ -96,12 +101,13 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (*
 	if pg == "" {
 		pg = defaultPostgresURL
 	}
-	only := fs.String("only", strings.Join(targetNames, ","), "comma-separated targets to measure: bare, sqlite, postgres (ratios need bare)")
+	only := fs.String("only", strings.Join(targetNames, ","), "comma-separated targets to measure: bare, stripe-mock, sqlite, postgres (ratios need bare and stripe-mock)")
 	fs.DurationVar(&c.duration, "duration", 5*time.Second, "how long each row is measured")
 	fs.DurationVar(&c.warmup, "warmup", time.Second, "how long each row runs before it is measured")
 	fs.IntVar(&c.concurrency, "concurrency", 16, "concurrent workers, each with its own keep-alive connection")
 	fs.IntVar(&c.pool, "pool", 1000, "sessions created before a retrieve row, which it reads round robin")
 	fs.StringVar(&c.postgresURL, "postgres", pg, "PostgreSQL server to create a throwaway schema in (default: $CHECKOUTD_TEST_DATABASE)")
+	fs.StringVar(&c.stripeMock, "stripe-mock", "", "stripe-mock binary to run (default: built once with go install "+stripeMockModule+"@"+stripeMockVersion+" into the user's cache directory)")
 	fs.StringVar(&c.dir, "dir", os.TempDir(), "directory of the temporary SQLite file (put it on the disk production would use)")
 	fs.BoolVar(&c.json, "json", false, "print JSON instead of a table")
 	fs.StringVar(&c.cpuProfile, "cpuprofile", "", "write a CPU profile of the whole run, client included, to this file")
@@ -179,12 +185,14 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	defer cfg.receiver.close()
 	rep := newReport(cfg)
 	for _, name := range cfg.targets {
-		if err := runTarget(ctx, cfg, name, stderr, rep.add, rep, cfg.webhooks); err != nil {
+		// Only bare and checkoutd deliver webhooks; stripe-mock sends none.
+		hooks := cfg.webhooks && (name == "bare" || isCheckoutd(name))
+		if err := runTarget(ctx, cfg, name, stderr, rep.add, rep, hooks); err != nil {
 			return err
 		}
 	}
 	for _, name := range cfg.targets {
-		if name == "bare" || len(cfg.scale) == 0 {
+		if !isCheckoutd(name) || len(cfg.scale) == 0 {
 			continue
 		}
 		fmt.Fprintf(stderr, "bench: measuring %s at scale\n", name)
@@ -193,7 +201,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		}
 	}
 	for _, name := range cfg.targets {
-		if name == "bare" || cfg.deliveries == 0 {
+		if !isCheckoutd(name) || cfg.deliveries == 0 {
 			continue
 		}
 		fmt.Fprintf(stderr, "bench: measuring %s's delivery list\n", name)
@@ -202,7 +210,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		}
 	}
 	for _, name := range cfg.targets {
-		if name == "bare" || cfg.lists == 0 {
+		if !isCheckoutd(name) || cfg.lists == 0 {
 			continue
 		}
 		fmt.Fprintf(stderr, "bench: measuring %s lists\n", name)

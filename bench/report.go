@@ -85,8 +85,12 @@ type row struct {
 	P99ms    float64 `json:"p99_ms"`
 	// VsBare is RPS over the bare handler's for the same operation in the
 	// same run; absent when bare was not measured.
-	VsBare    *float64 `json:"vs_bare,omitempty"`
-	BodyBytes int64    `json:"body_bytes"`
+	VsBare *float64 `json:"vs_bare,omitempty"`
+	// VsStripeMock is, for checkoutd's rows, RPS over stripe-mock's for the
+	// same operation in the same run: how checkoutd stands against a real
+	// peer; absent when stripe-mock was not measured.
+	VsStripeMock *float64 `json:"vs_stripe_mock,omitempty"`
+	BodyBytes    int64    `json:"body_bytes"`
 	// LogsDropped counts the request logs checkoutd's writer had dropped,
 	// its buffer full, by the end of the row (checkoutd only).
 	LogsDropped *int64 `json:"request_logs_dropped,omitempty"`
@@ -165,18 +169,30 @@ func (r *report) failed() int {
 	return n
 }
 
-// ratios fills VsBare from the bare rows.
-func (r *report) ratios() {
-	bare := map[string]float64{}
+// rates returns the req/s of target's rows by operation.
+func (r *report) rates(target string) map[string]float64 {
+	rates := map[string]float64{}
 	for _, rw := range r.Rows {
-		if rw.Target == "bare" && rw.Skipped == "" {
-			bare[rw.Op] = rw.RPS
+		if rw.Target == target && rw.Skipped == "" {
+			rates[rw.Op] = rw.RPS
 		}
 	}
+	return rates
+}
+
+// ratios fills VsBare from the bare rows, and checkoutd's VsStripeMock
+// from stripe-mock's.
+func (r *report) ratios() {
+	bare, peer := r.rates("bare"), r.rates("stripe-mock")
 	for i := range r.Rows {
-		if b, ok := bare[r.Rows[i].Op]; ok && b > 0 {
-			v := r.Rows[i].RPS / b
-			r.Rows[i].VsBare = &v
+		rw := &r.Rows[i]
+		if b := bare[rw.Op]; b > 0 {
+			v := rw.RPS / b
+			rw.VsBare = &v
+		}
+		if p := peer[rw.Op]; p > 0 && isCheckoutd(rw.Target) {
+			v := rw.RPS / p
+			rw.VsStripeMock = &v
 		}
 	}
 	// Webhooks: throughput against bare's posts by as many workers; the
@@ -227,14 +243,14 @@ func (r *report) print(w io.Writer) error {
 	}
 	b.WriteString("\n")
 	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "target  \top      \trequests\treq/s\tp50 ms\tp99 ms\terrors\tvs bare\tbody B\tlogs dropped\t")
+	fmt.Fprintln(tw, "target     \top      \trequests\treq/s\tp50 ms\tp99 ms\terrors\tvs bare\tvs stripe-mock\tbody B\tlogs dropped\t")
 	for _, rw := range r.Rows {
 		if rw.Skipped != "" {
-			fmt.Fprintf(tw, "%-8s\t%-8s\tskipped\t\n", rw.Target, "-")
+			fmt.Fprintf(tw, "%-11s\t%-8s\tskipped\t\n", rw.Target, "-")
 			continue
 		}
-		fmt.Fprintf(tw, "%-8s\t%-8s\t%d\t%.0f\t%.2f\t%.2f\t%d\t%s\t%d\t%s\t\n",
-			rw.Target, rw.Op, rw.Requests, rw.RPS, rw.P50ms, rw.P99ms, rw.Errors, percent(rw.VsBare), rw.BodyBytes, count(rw.LogsDropped))
+		fmt.Fprintf(tw, "%-11s\t%-8s\t%d\t%.0f\t%.2f\t%.2f\t%d\t%s\t%s\t%d\t%s\t\n",
+			rw.Target, rw.Op, rw.Requests, rw.RPS, rw.P50ms, rw.P99ms, rw.Errors, percent(rw.VsBare), times(rw.VsStripeMock), rw.BodyBytes, count(rw.LogsDropped))
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -396,6 +412,14 @@ func percent(v *float64) string {
 		return fmt.Sprintf("%.1f%%", *v*100)
 	}
 	return fmt.Sprintf("%.0f%%", *v*100)
+}
+
+// times writes a ratio as a multiple, 0.43× or 2.10×.
+func times(v *float64) string {
+	if v == nil {
+		return "-"
+	}
+	return fmt.Sprintf("%.2f×", *v)
 }
 
 func count(v *int64) string {

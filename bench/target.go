@@ -62,7 +62,14 @@ type target struct {
 	secret    string
 	dropped   func() int64 // request logs dropped; nil for bare
 	stops     []func() error
-	createURL string
+	createURL string // sessions are created here and retrieved below it
+
+	// The create request's body and Content-Type, the status of its
+	// success, and how the session's id is read from its answer:
+	// checkoutd's JSON envelope unless the target speaks another API.
+	createBody, createType string
+	created                int
+	sessionID              func(body []byte) string
 
 	// checkoutd's parts, for the webhook and scale rows; nil for bare.
 	db   *store.DB
@@ -87,11 +94,13 @@ func (e skipError) Error() string { return e.reason }
 
 // startTarget starts the named target.
 func startTarget(ctx context.Context, name string, cfg *config, stderr io.Writer) (*target, error) {
-	t := &target{name: name}
+	t := &target{name: name, createBody: createBody, createType: "application/json", created: http.StatusCreated, sessionID: envelopeID}
 	var err error
 	switch name {
 	case "bare":
 		err = t.startBare()
+	case "stripe-mock":
+		err = t.startStripeMock(ctx, cfg, stderr)
 	case "sqlite":
 		err = t.startSQLite(ctx, cfg, newLogger(stderr))
 	case "postgres":
@@ -102,9 +111,26 @@ func startTarget(ctx context.Context, name string, cfg *config, stderr io.Writer
 	if err != nil {
 		return nil, errors.Join(err, t.close())
 	}
-	t.createURL = t.url + "/v1/stores/" + t.storeID + "/checkouts"
+	if t.createURL == "" {
+		t.createURL = t.url + "/v1/stores/" + t.storeID + "/checkouts"
+	}
 	return t, nil
 }
+
+// envelopeID reads the session's id from checkoutd's answer to a create.
+func envelopeID(body []byte) string {
+	var env struct {
+		Data struct {
+			ID string `json:"id"`
+		} `json:"data"`
+	}
+	json.Unmarshal(body, &env)
+	return env.Data.ID
+}
+
+// isCheckoutd reports whether the named target is checkoutd, which has
+// webhook, scale and list rows besides the API's.
+func isCheckoutd(name string) bool { return name == "sqlite" || name == "postgres" }
 
 // newLogger formats every line as serve's default logger does (text, info),
 // so that the access log costs what it costs in production, but discards
@@ -373,12 +399,12 @@ func (t *target) startCheckoutd(ctx context.Context, cfg *config, db *store.DB, 
 
 // createRequest returns a create request.
 func (t *target) createRequest(ctx context.Context) (*http.Request, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, t.createURL, strings.NewReader(createBody))
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, t.createURL, strings.NewReader(t.createBody))
 	if err != nil {
 		return nil, err
 	}
 	req.Header.Set("Authorization", "Bearer "+t.secret)
-	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Content-Type", t.createType)
 	return req, nil
 }
 
