@@ -3,10 +3,10 @@
 // p99 latency, on SQLite and on PostgreSQL, each beside a bare net/http
 // handler that returns a JSON body of the same size, measured in the same
 // run as the ceiling, and beside stripe-mock, Stripe's own mock server, as a
-// peer (built once at a pinned version, or -stripe-mock); webhook deliveries per second to a local HTTPS
-// receiver and the latency from an event to its first attempt, beside bare
-// signed posts to the same receiver; and, with -scale, retrieves among
-// many stored sessions with the database's size.
+// peer (built once at a pinned version, or -stripe-mock); webhook deliveries
+// per second to a local HTTPS receiver and the latency from an event to its
+// first attempt, beside bare signed posts to the same receiver; and, with
+// -scale, retrieves among many stored sessions with the database's size.
 //
 // It starts everything it needs itself: checkoutd as serve wires it
 // (server.New with request logs on) over real HTTP on a loopback listener,
