@@ -65,6 +65,15 @@ type Dialect struct {
 	// million mostly-2xx logs then walked the time index, 20 ms to 0.9 s a
 	// page instead of under 1 ms (bench -lists).
 	PlanEach []any
+	// Committers is how many transactions of batched writes run at once
+	// (group commit, groupcommit.go): 1 on SQLite, whose one write
+	// connection takes one at a time anyway; several on PostgreSQL. 0
+	// turns group commit off: each InTx is a transaction of its own.
+	Committers int
+	// Retryable reports whether a write failed only because it lost a
+	// race with another transaction (a deadlock, a serialization failure):
+	// run again alone, it succeeds. Nil: none does.
+	Retryable func(error) bool
 }
 
 // DB is a checkout.Store on a SQL database. Writes go through write and
@@ -88,13 +97,23 @@ type DB struct {
 	// transaction open.
 	purgeBatch int
 	purgeHook  func(table string, deleted int64)
+
+	// group runs InTx's functions in shared transactions (groupcommit.go);
+	// batches and batched count the batches of more than one write and
+	// the writes they held.
+	group            *committers
+	batches, batched atomic.Int64
 }
 
 var _ checkout.Store = (*DB)(nil)
 
 // New returns a store over the pools, which it closes on Close.
 func New(d Dialect, write, read *sql.DB) *DB {
-	return &DB{dialect: d, write: write, read: read, stmts: stmtCache{off: !d.CacheStatements}}
+	db := &DB{dialect: d, write: write, read: read, stmts: stmtCache{off: !d.CacheStatements}}
+	if d.Committers > 0 {
+		db.startCommitters(d.Committers)
+	}
+	return db
 }
 
 // SetLogger sets the logger of the problems the store works around (a row
@@ -115,6 +134,7 @@ func (db *DB) Dialect() string { return db.dialect.Name }
 // service_unavailable.
 func (db *DB) Close() error {
 	db.closed.Store(true)
+	db.stopCommitters()
 	db.stmts.close()
 	err := db.write.Close()
 	if db.read != db.write {
@@ -175,6 +195,9 @@ type Stats struct {
 	// Pools are the connection pools: "write" and "read" on SQLite, one
 	// "main" pool on PostgreSQL.
 	Pools []PoolStats
+	// Batches counts the transactions that held more than one write
+	// (group commit), Batched the writes they held.
+	Batches, Batched int64
 }
 
 // PoolStats describe one connection pool.
@@ -190,6 +213,8 @@ func (db *DB) Stats() Stats {
 		Canceled:    db.errs.canceled.Load(),
 		Other:       db.errs.other.Load(),
 		RowsSkipped: db.skipped.Load(),
+		Batches:     db.batches.Load(),
+		Batched:     db.batched.Load(),
 	}
 	if db.read == db.write {
 		s.Pools = []PoolStats{{"main", db.write.Stats()}}
@@ -199,31 +224,12 @@ func (db *DB) Stats() Stats {
 	return s
 }
 
-// InTx runs fn in a write transaction.
-func (db *DB) InTx(ctx context.Context, fn func(checkout.Tx) error) error {
-	sqlTx, err := db.write.BeginTx(ctx, nil)
-	if err != nil {
-		return db.translate(err)
-	}
-	tx := &Tx{db: db, tx: sqlTx}
-	// Runs after the Rollback below (defers run last first): the
-	// transaction's connection must be back in the pool.
-	defer func() { db.prepareMissed(ctx, tx.missed) }()
-	// Deferred so that a panicking fn does not leave the transaction open,
-	// holding its locks and its connection (on SQLite, the only writer)
-	// after a recover upstream. After Commit it does nothing.
-	defer sqlTx.Rollback()
-	if err := fn(tx); err != nil {
-		return db.translate(err)
-	}
-	return db.translate(sqlTx.Commit())
-}
-
 // Tx is a write transaction of a DB.
 type Tx struct {
 	db     *DB
 	tx     *sql.Tx
-	missed []string // queries run unprepared, to prepare after the transaction
+	ctx    context.Context // in a batch, the committer's (Tx.context)
+	missed []string        // queries run unprepared, to prepare after the transaction
 }
 
 var _ checkout.Tx = (*Tx)(nil)

@@ -85,3 +85,9 @@ func EndpointQueries(db *DB) []struct {
 		{"deliveries_endpoint_retryable", fmt.Sprintf(retryableQuery, db.dialect.IndexedBy("deliveries_endpoint_retryable")), []any{"we_x", int64(1), 10}},
 	}
 }
+
+// Committers returns how many committers run db's batches (0: group
+// commit is off), and QueuedWrites how many writes wait for one.
+func Committers(db *DB) int { return db.dialect.Committers }
+
+func QueuedWrites(db *DB) int { return len(db.group.queue) }

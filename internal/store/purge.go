@@ -87,10 +87,10 @@ func (db *DB) EventPurge(ctx context.Context, before time.Time) (int64, error) {
 				marks[i], args[i] = db.dialect.Param(i+1), id
 			}
 			in := strings.Join(marks, ", ")
-			if _, err := tx.tx.ExecContext(ctx, `DELETE FROM delivery_attempts WHERE delivery_id IN (`+in+`)`, args...); err != nil {
+			if _, err := tx.execRaw(ctx, `DELETE FROM delivery_attempts WHERE delivery_id IN (`+in+`)`, args...); err != nil {
 				return err
 			}
-			res, err := tx.tx.ExecContext(ctx, `DELETE FROM deliveries WHERE id IN (`+in+`)`, args...)
+			res, err := tx.execRaw(ctx, `DELETE FROM deliveries WHERE id IN (`+in+`)`, args...)
 			if err != nil {
 				return err
 			}

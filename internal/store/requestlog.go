@@ -59,7 +59,7 @@ func (db *DB) RequestLogInsert(ctx context.Context, logs []*checkout.RequestLog)
 				args = append(args, l.RequestID, l.MerchantID, string(l.Mode), l.APIKeyID, l.Method, l.Path, l.Route, l.Status,
 					l.Duration.Microseconds(), l.RequestBody, l.ResponseBody, l.CreatedAt.UnixMilli())
 			}
-			if _, err := tx.tx.ExecContext(ctx, q.String(), args...); err != nil {
+			if _, err := tx.execRaw(ctx, q.String(), args...); err != nil {
 				return err
 			}
 		}

@@ -91,6 +91,7 @@ func (db *DB) readRows(ctx context.Context, query string, args ...any) (*sql.Row
 // it is not cached yet; then it notes the query, for InTx to prepare after
 // the transaction.
 func (tx *Tx) stmt(ctx context.Context, query string) *sql.Stmt {
+	ctx = tx.context(ctx)
 	if tx.db.stmts.off {
 		return nil
 	}
@@ -111,23 +112,23 @@ func (db *DB) prepareMissed(ctx context.Context, queries []string) {
 // exec runs a statement in the transaction.
 func (tx *Tx) exec(ctx context.Context, query string, args ...any) (sql.Result, error) {
 	if st := tx.stmt(ctx, query); st != nil {
-		return st.ExecContext(ctx, args...)
+		return st.ExecContext(tx.context(ctx), args...)
 	}
-	return tx.tx.ExecContext(ctx, query, args...)
+	return tx.tx.ExecContext(tx.context(ctx), query, args...)
 }
 
 // row runs a one-row query in the transaction.
 func (tx *Tx) row(ctx context.Context, query string, args ...any) *sql.Row {
 	if st := tx.stmt(ctx, query); st != nil {
-		return st.QueryRowContext(ctx, args...)
+		return st.QueryRowContext(tx.context(ctx), args...)
 	}
-	return tx.tx.QueryRowContext(ctx, query, args...)
+	return tx.tx.QueryRowContext(tx.context(ctx), query, args...)
 }
 
 // rows runs a query in the transaction.
 func (tx *Tx) rows(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
 	if st := tx.stmt(ctx, query); st != nil {
-		return st.QueryContext(ctx, args...)
+		return st.QueryContext(tx.context(ctx), args...)
 	}
-	return tx.tx.QueryContext(ctx, query, args...)
+	return tx.tx.QueryContext(tx.context(ctx), query, args...)
 }

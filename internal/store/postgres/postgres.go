@@ -58,6 +58,16 @@ var Dialect = store.Dialect{
 	Migrations:    store.SubFS(migrations, "migrations"),
 	// Planned with their values: see store.Dialect.PlanEach.
 	PlanEach: []any{pgx.QueryExecModeExec},
+	// Batches run side by side on their own connections of the pool.
+	Committers: 4,
+	Retryable:  retryable,
+}
+
+// retryable reports a transaction that lost a race: a deadlock or a
+// serialization failure, which the same write run again alone survives.
+func retryable(err error) bool {
+	var pe *pgconn.PgError
+	return errors.As(err, &pe) && (pe.Code == "40P01" || pe.Code == "40001")
 }
 
 func translate(err error) error {

@@ -114,6 +114,7 @@ var Dialect = store.Dialect{
 	IndexedBy:       func(index string) string { return " INDEXED BY " + index },
 	Translate:       translate,
 	Migrations:      store.SubFS(migrations, "migrations"),
+	Committers:      1,
 }
 
 func translate(err error) error {

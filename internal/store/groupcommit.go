@@ -1,0 +1,277 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"sync"
+
+	"github.com/checkoutd/checkoutd/checkout"
+)
+
+// Group commit: the writes that arrive while a transaction commits share
+// the next one, and its one commit (one fsync on SQLite, one WAL flush on
+// PostgreSQL), instead of one each. The cost of a write that must survive a
+// power loss is the disk's flush; shared by a batch, it is paid once.
+//
+// InTx hands its function to a committer goroutine and waits for its
+// answer. A committer takes what is queued, at most MaxBatch functions, and
+// runs them one after the other in one transaction, each inside a savepoint:
+// a function that fails is rolled back to its savepoint and answered with its
+// error, and the others are not affected. The batch then commits, and only
+// then is each caller answered, with nil or its own error: durability is
+// what it was (synchronous=FULL on SQLite), and no caller hears of a write
+// the database could still lose.
+//
+// Nothing waits to fill a batch: a write waits only for the batch ahead of
+// it to commit, so a lone write costs what it did, and under load the batch
+// grows with the queue (up to MaxBatch). A write alone in its batch runs in
+// a plain transaction, without savepoints.
+//
+// The functions of a batch run in the same transaction, one at a time, so
+// each sees what those before it wrote, as it would had they committed
+// first; a lock one takes is held until the batch commits.
+//
+// A function failing because it lost a race with another transaction
+// (PostgreSQL's deadlock and serialization failures, Dialect.Retryable),
+// which batching makes a little likelier (a batch holds its locks longer),
+// runs again alone once the batch has committed, as if it had come after
+// it.
+//
+// A function runs with the committer's context, not its caller's: a
+// canceled statement would roll back the whole transaction on SQLite
+// (sqlite3_interrupt) and may close the connection on PostgreSQL. A caller
+// whose context ended before its function started is answered with that at
+// once; one whose function started waits for the batch.
+
+// MaxBatch bounds the writes one transaction holds. A batch commits
+// in about the time of its slowest writes plus one flush; 64 creates take
+// a few milliseconds on SQLite, so a write never waits long behind a batch,
+// and PostgreSQL keeps the savepoints of a transaction (subtransactions) in
+// a cache of 64 before it spills them to disk.
+const MaxBatch = 64
+
+// writeReq is one InTx call waiting for a committer.
+type writeReq struct {
+	ctx  context.Context
+	fn   func(checkout.Tx) error
+	done chan writeResult
+}
+
+// writeResult is the answer to a writeReq: its function's error (or the
+// commit's), or the panic it raised, raised again in the caller.
+type writeResult struct {
+	err   error
+	panic any
+}
+
+// committers are the goroutines that run the batches.
+type committers struct {
+	queue  chan *writeReq
+	stop   chan struct{}
+	exited chan struct{}
+	once   sync.Once
+}
+
+// startCommitters starts n committers on db's write pool: one on SQLite,
+// whose single write connection makes writers take turns anyway; several
+// on PostgreSQL, whose transactions run side by side.
+func (db *DB) startCommitters(n int) {
+	c := &committers{queue: make(chan *writeReq, 4*MaxBatch), stop: make(chan struct{}), exited: make(chan struct{})}
+	var wg sync.WaitGroup
+	for range n {
+		wg.Go(func() { db.commitLoop(c) })
+	}
+	go func() {
+		wg.Wait()
+		close(c.exited)
+	}()
+	db.group = c
+}
+
+// stopCommitters stops the committers once their batches have committed.
+// A write queued and not taken is answered with service_unavailable, as
+// a write on a closed pool is.
+func (db *DB) stopCommitters() {
+	if db.group == nil {
+		return
+	}
+	db.group.once.Do(func() { close(db.group.stop) })
+	<-db.group.exited
+}
+
+// InTx runs fn in a write transaction, which it shares with other writes
+// arriving meanwhile (group commit, above).
+func (db *DB) InTx(ctx context.Context, fn func(checkout.Tx) error) error {
+	c := db.group
+	if c == nil {
+		return db.inTxAlone(ctx, fn)
+	}
+	if err := ctx.Err(); err != nil {
+		return db.translate(err)
+	}
+	r := &writeReq{ctx: ctx, fn: fn, done: make(chan writeResult, 1)}
+	select {
+	case c.queue <- r:
+	case <-ctx.Done():
+		return db.translate(ctx.Err())
+	case <-c.exited:
+		return db.translate(errClosed)
+	}
+	var res writeResult
+	select {
+	case res = <-r.done:
+	case <-c.exited:
+		select {
+		case res = <-r.done: // answered before the committers stopped
+		default:
+			return db.translate(errClosed) // never taken
+		}
+	}
+	if res.panic != nil {
+		panic(res.panic)
+	}
+	return res.err
+}
+
+// errClosed is the error of a write queued while the store closed.
+var errClosed = errors.New("store: closed")
+
+// commitLoop runs batches until the store closes.
+func (db *DB) commitLoop(c *committers) {
+	batch := make([]*writeReq, 0, MaxBatch)
+	for {
+		select {
+		case r := <-c.queue:
+			batch = append(batch[:0], r)
+		case <-c.stop:
+			return
+		}
+	fill:
+		for len(batch) < MaxBatch {
+			select {
+			case r := <-c.queue:
+				batch = append(batch, r)
+			default:
+				break fill
+			}
+		}
+		db.commitBatch(batch)
+		clear(batch)
+	}
+}
+
+// commitBatch runs the writes of batch and answers each.
+func (db *DB) commitBatch(batch []*writeReq) {
+	live := make([]*writeReq, 0, len(batch))
+	for _, r := range batch {
+		if err := r.ctx.Err(); err != nil {
+			r.done <- writeResult{err: db.translate(err)}
+			continue
+		}
+		live = append(live, r)
+	}
+	switch len(live) {
+	case 0:
+		return
+	case 1:
+		r := live[0]
+		r.done <- runFn(func() error { return db.inTxAlone(r.ctx, r.fn) })
+		return
+	}
+	db.batches.Add(1)
+	db.batched.Add(int64(len(live)))
+	results, retry, err := db.runBatch(live)
+	for i, r := range live {
+		switch {
+		case err != nil && results[i].err == nil && results[i].panic == nil:
+			r.done <- writeResult{err: err} // the batch did not commit
+		case retry[i] && err == nil:
+			r.done <- runFn(func() error { return db.inTxAlone(r.ctx, r.fn) })
+		default:
+			r.done <- results[i]
+		}
+	}
+}
+
+// runBatch runs the functions of batch in one transaction, each in a
+// savepoint, and commits. It returns each function's result, which of them
+// lost a race (to run again alone once the batch has committed), and the
+// error that kept the batch from committing, if any: then nothing of it
+// was written.
+func (db *DB) runBatch(batch []*writeReq) ([]writeResult, []bool, error) {
+	ctx := context.Background()
+	results := make([]writeResult, len(batch))
+	retry := make([]bool, len(batch))
+	sqlTx, err := db.write.BeginTx(ctx, nil)
+	if err != nil {
+		return results, retry, db.translate(err)
+	}
+	defer sqlTx.Rollback() // after Commit it does nothing
+	tx := &Tx{db: db, tx: sqlTx, ctx: ctx}
+	defer func() { db.prepareMissed(ctx, tx.missed) }()
+	for i, r := range batch {
+		if _, err := sqlTx.ExecContext(ctx, "SAVEPOINT w"); err != nil {
+			return results, retry, db.translate(err)
+		}
+		var raw error
+		results[i] = runFn(func() error {
+			raw = r.fn(tx)
+			return db.translate(raw)
+		})
+		if results[i].err != nil || results[i].panic != nil {
+			if _, err := sqlTx.ExecContext(ctx, "ROLLBACK TO SAVEPOINT w"); err != nil {
+				return results, retry, db.translate(err)
+			}
+			retry[i] = raw != nil && db.dialect.Retryable != nil && db.dialect.Retryable(raw)
+		}
+		if _, err := sqlTx.ExecContext(ctx, "RELEASE SAVEPOINT w"); err != nil {
+			return results, retry, db.translate(err)
+		}
+	}
+	return results, retry, db.translate(sqlTx.Commit())
+}
+
+// runFn runs fn, catching a panic for the caller to raise again.
+func runFn(fn func() error) (res writeResult) {
+	defer func() {
+		if p := recover(); p != nil {
+			res = writeResult{panic: p}
+		}
+	}()
+	return writeResult{err: fn()}
+}
+
+// inTxAlone runs fn in a transaction of its own, with ctx.
+func (db *DB) inTxAlone(ctx context.Context, fn func(checkout.Tx) error) error {
+	sqlTx, err := db.write.BeginTx(ctx, nil)
+	if err != nil {
+		return db.translate(err)
+	}
+	tx := &Tx{db: db, tx: sqlTx}
+	// Runs after the Rollback below (defers run last first): the
+	// transaction's connection must be back in the pool.
+	defer func() { db.prepareMissed(ctx, tx.missed) }()
+	// Deferred so that a panicking fn does not leave the transaction open,
+	// holding its locks and its connection (on SQLite, the only writer)
+	// after a recover upstream. After Commit it does nothing.
+	defer sqlTx.Rollback()
+	if err := fn(tx); err != nil {
+		return db.translate(err)
+	}
+	return db.translate(sqlTx.Commit())
+}
+
+// context returns the context a statement of tx runs with: the caller's,
+// or in a batch the committer's (see above).
+func (tx *Tx) context(ctx context.Context) context.Context {
+	if tx.ctx != nil {
+		return tx.ctx
+	}
+	return ctx
+}
+
+// sqlTx is for the statements the package builds at run time.
+func (tx *Tx) execRaw(ctx context.Context, query string, args ...any) (sql.Result, error) {
+	return tx.tx.ExecContext(tx.context(ctx), query, args...)
+}
