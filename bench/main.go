@@ -218,6 +218,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 			return fmt.Errorf("%s lists: %w", name, err)
 		}
 	}
+	rep.Memory = readMemory()
 	// The machine is noisy: the ceiling is measured again at the end, so
 	// that a change of speed during the run shows.
 	if slices.Contains(cfg.targets, "bare") && rep.measuredBeyondBare() {

@@ -31,6 +31,9 @@ type report struct {
 	// purge table.
 	Lists  []listRow  `json:"lists,omitempty"`
 	Purges []purgeRow `json:"purges,omitempty"`
+
+	// Memory is the process's at the end of the run.
+	Memory *memory `json:"memory,omitempty"`
 }
 
 // addDelivery records a row of the delivery-list table.
@@ -282,6 +285,7 @@ func (r *report) print(w io.Writer) error {
 	r.printScale(&b)
 	r.printDeliveries(&b)
 	r.printLists(&b)
+	r.printMemory(&b)
 	_, err := io.WriteString(w, b.String())
 	return err
 }
