@@ -225,9 +225,9 @@ func (db *DB) runBatch(batch []*writeReq) ([]writeResult, []bool, error) {
 			}
 			retry[i] = raw != nil && db.dialect.Retryable != nil && db.dialect.Retryable(raw)
 		}
-		if _, err := sqlTx.ExecContext(ctx, "RELEASE SAVEPOINT w"); err != nil {
-			return results, retry, db.translate(err)
-		}
+		// No RELEASE: a round trip per write saved. The savepoints nest,
+		// each ROLLBACK TO names the newest, and a released one would hold
+		// its subtransaction until the commit all the same.
 	}
 	return results, retry, db.translate(sqlTx.Commit())
 }
