@@ -3,7 +3,6 @@ package app
 import (
 	"context"
 	"runtime"
-	runtimemetrics "runtime/metrics"
 	"time"
 
 	"github.com/checkoutd/checkoutd/checkout"
@@ -23,14 +22,14 @@ type observed struct {
 	dispatcher *webhook.Dispatcher
 	logs       *service.RequestLogWriter
 	jobs       []jobs.Job
-	started    time.Time
 }
 
 // queueTimeout bounds the one query a scrape makes (the delivery queue's
 // depth), so a slow database cannot hold a scrape.
 const queueTimeout = 2 * time.Second
 
-// newMetrics returns a registry that reads o's counts at every scrape.
+// newMetrics returns a registry that reads o's counts at every scrape,
+// beside the Go runtime's and the process's series (metrics.NewRegistry).
 func newMetrics(o observed) *metrics.Registry {
 	r := metrics.NewRegistry()
 	counter, gauge := metrics.CounterType, metrics.GaugeType
@@ -169,18 +168,5 @@ func newMetrics(o observed) *metrics.Registry {
 
 	r.Func("checkoutd_build_info", "Always 1; the Go version checkoutd was built with.",
 		gauge, []string{"go_version"}, func(_ context.Context, emit metrics.Emit) { emit(1, runtime.Version()) })
-	r.Value("process_start_time_seconds", "When the process started (Unix time).",
-		gauge, func() float64 { return float64(o.started.UnixNano()) / 1e9 })
-	r.Value("go_goroutines", "Goroutines that exist now.",
-		gauge, func() float64 { return float64(runtime.NumGoroutine()) })
-	r.Value("go_memstats_heap_alloc_bytes", "Bytes of heap objects, reachable or not yet freed (runtime/metrics /memory/classes/heap/objects:bytes).",
-		gauge, func() float64 {
-			s := []runtimemetrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
-			runtimemetrics.Read(s)
-			if s[0].Value.Kind() != runtimemetrics.KindUint64 {
-				return 0
-			}
-			return float64(s[0].Value.Uint64())
-		})
 	return r
 }
