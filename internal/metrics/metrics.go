@@ -15,6 +15,7 @@ package metrics
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"time"
 
@@ -134,9 +135,12 @@ func (c *funcCollector) Collect(ch chan<- prometheus.Metric) {
 // Accept header: OpenMetrics (application/openmetrics-text, what
 // Prometheus asks for first) or the text format 0.0.4 (the default),
 // gzipped when the scraper accepts it. A family that fails to collect
-// fails the scrape with a 500.
-func (r *Registry) Handler() http.Handler {
-	h := promhttp.HandlerFor(r.reg, promhttp.HandlerOpts{EnableOpenMetrics: true})
+// fails the scrape with a 500, and the error goes to log.
+func (r *Registry) Handler(log *slog.Logger) http.Handler {
+	h := promhttp.HandlerFor(r.reg, promhttp.HandlerOpts{
+		EnableOpenMetrics: true,
+		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelError),
+	})
 	return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		w.Header().Set("Cache-Control", "no-store")
 		h.ServeHTTP(w, req)

@@ -3,6 +3,7 @@ package metrics_test
 import (
 	"context"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"runtime"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/checkoutd/checkoutd/internal/logtest"
 	"github.com/checkoutd/checkoutd/internal/metrics"
 	"github.com/checkoutd/checkoutd/internal/metrics/metricstest"
 )
@@ -21,7 +23,13 @@ import (
 // when empty), returning the response and its body.
 func get(t *testing.T, r *metrics.Registry, accept string) (*http.Response, string) {
 	t.Helper()
-	srv := httptest.NewServer(r.Handler())
+	return getLogged(t, r, accept, logtest.Logger(t))
+}
+
+// getLogged is get with the handler logging to log.
+func getLogged(t *testing.T, r *metrics.Registry, accept string, log *slog.Logger) (*http.Response, string) {
+	t.Helper()
+	srv := httptest.NewServer(r.Handler(log))
 	defer srv.Close()
 	req, err := http.NewRequest("GET", srv.URL, nil)
 	if err != nil {
@@ -254,13 +262,18 @@ func TestCollectContext(t *testing.T) {
 }
 
 // A family read at scrape time that emits the wrong number of label values
-// fails that scrape, and not the process.
+// fails that scrape, and not the process; the error is logged, where an
+// operator looks, and not only told to the scraper.
 func TestCollectMistakeFailsTheScrape(t *testing.T) {
 	r := metrics.NewRegistry()
 	r.Func("test_bad", "x", metrics.GaugeType, []string{"a"}, func(_ context.Context, emit metrics.Emit) { emit(1, "1", "2") })
-	resp, body := get(t, r, "")
+	log, logs := logtest.Capture()
+	resp, body := getLogged(t, r, "", log)
 	if resp.StatusCode != http.StatusInternalServerError || !strings.Contains(body, "test_bad") {
 		t.Errorf("GET = %d %s; want 500 naming test_bad", resp.StatusCode, body)
+	}
+	if got := logs.String(); !strings.Contains(got, "level=ERROR") || !strings.Contains(got, "test_bad") {
+		t.Errorf("log = %q; want an error naming test_bad", got)
 	}
 }
 
@@ -271,7 +284,7 @@ func TestConcurrentUpdates(t *testing.T) {
 	c := prometheus.NewCounterVec(prometheus.CounterOpts{Name: "test_total", Help: "Counted."}, []string{"worker"})
 	h := prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "test_seconds", Help: "Observed.", Buckets: []float64{1, 2}}, []string{"worker"})
 	r.MustRegister(c, h)
-	srv := httptest.NewServer(r.Handler())
+	srv := httptest.NewServer(r.Handler(logtest.Logger(t)))
 	defer srv.Close()
 	const workers, each = 8, 1000
 	var wg sync.WaitGroup
