@@ -52,9 +52,9 @@ func NewRegistry() *Registry {
 	return &Registry{reg: reg}
 }
 
-// MustRegister adds collectors (the client's counters, gauges,
-// histograms). A name registered twice, or invalid, is a programming error
-// and panics.
+// MustRegister adds collectors: the client's counters, gauges and
+// histograms, or a Collector of several families read together. A name
+// registered twice is a programming error and panics.
 func (r *Registry) MustRegister(cs ...prometheus.Collector) {
 	r.reg.MustRegister(cs...)
 }
