@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/common/expfmt"
 
 	"github.com/checkoutd/checkoutd/internal/logtest"
 	"github.com/checkoutd/checkoutd/internal/metrics"
@@ -137,7 +139,7 @@ func TestFamilies(t *testing.T) {
 }
 
 // The handler serves the text format 0.0.4 unless the scraper asks for
-// OpenMetrics, and both hold the same series.
+// OpenMetrics (or protobuf), and all hold the same series.
 func TestHandlerNegotiates(t *testing.T) {
 	r := testRegistry()
 	resp, text := get(t, r, "")
@@ -188,6 +190,29 @@ func TestHandlerNegotiates(t *testing.T) {
 	}
 	if len(fromOM.Types) != len(fromText.Types) {
 		t.Errorf("OpenMetrics has %d families; the text format %d", len(fromOM.Types), len(fromText.Types))
+	}
+
+	// A Prometheus set to scrape native histograms asks for protobuf.
+	resp, pb := get(t, r, "application/vnd.google.protobuf;proto=io.prometheus.client.MetricFamily;encoding=delimited")
+	if ct := resp.Header.Get("Content-Type"); !strings.HasPrefix(ct, "application/vnd.google.protobuf;") {
+		t.Errorf("GET asking for protobuf: Content-Type %q", ct)
+	}
+	dec := expfmt.NewDecoder(strings.NewReader(pb), expfmt.NewFormat(expfmt.TypeProtoDelim))
+	families := 0
+	for {
+		var mf dto.MetricFamily
+		if err := dec.Decode(&mf); err == io.EOF {
+			break
+		} else if err != nil {
+			t.Fatalf("protobuf: %v", err)
+		}
+		if want := fromText.Types[mf.GetName()]; want != strings.ToLower(mf.GetType().String()) {
+			t.Errorf("protobuf %s: type %s; the text format's %q", mf.GetName(), mf.GetType(), want)
+		}
+		families++
+	}
+	if families != len(fromText.Types) {
+		t.Errorf("protobuf has %d families; the text format %d", families, len(fromText.Types))
 	}
 
 	// Asked for OpenMetrics alone, without a version.
