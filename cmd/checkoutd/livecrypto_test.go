@@ -130,9 +130,11 @@ func TestServeLiveLitecoin(t *testing.T) {
 	if code, body := readyz(); code != 200 || !strings.Contains(body, `"LTC":{"node":"ok","tip":`) {
 		t.Errorf("/readyz with the node up = %d %s", code, body)
 	}
-	if m := scrapeServe(t, "http://"+p.addr+"/metrics"); m.Value("checkoutd_crypto_node_up", "coin", "LTC") != 1 || m.Value("checkoutd_crypto_node_height", "coin", "LTC") < 120 {
+	m := scrapeServe(t, "http://"+p.addr+"/metrics")
+	if m.Value("checkoutd_crypto_node_up", "coin", "LTC") != 1 || m.Value("checkoutd_crypto_node_height", "coin", "LTC") < 120 {
 		t.Errorf("node metrics: up %v, height %v", m.Value("checkoutd_crypto_node_up", "coin", "LTC"), m.Value("checkoutd_crypto_node_height", "coin", "LTC"))
 	}
+	checkDocumented(t, m, readDocumentedSeries(t), func(name string) bool { return strings.HasPrefix(name, "checkoutd_crypto_") })
 	ltc.Stop()
 	waitFor(t, "/readyz to see the node down", 30*time.Second, func() bool {
 		code, body := readyz()

@@ -5,6 +5,10 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"os"
+	"regexp"
+	"runtime"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -29,6 +33,86 @@ func scrapeServe(t *testing.T, url string) *metricstest.Scrape {
 		t.Fatalf("GET %s: %v\n%s", url, err, b)
 	}
 	return s
+}
+
+// documentedSeries is one series of the metrics table of
+// docs/operations.md: what the documentation promises an operator.
+type documentedSeries struct {
+	name, typ string
+	labels    []string
+}
+
+// readDocumentedSeries reads the metrics table of docs/operations.md.
+func readDocumentedSeries(t *testing.T) []documentedSeries {
+	t.Helper()
+	doc, err := os.ReadFile("../../docs/operations.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, section, _ := strings.Cut(string(doc), "\n## Metrics\n")
+	section, _, _ = strings.Cut(section, "\n## ")
+	quoted := regexp.MustCompile("`([a-z_]+)`")
+	var out []documentedSeries
+	for line := range strings.Lines(section) {
+		cols := strings.Split(line, "|")
+		if !strings.HasPrefix(line, "| `") || len(cols) < 5 {
+			continue
+		}
+		var labels []string
+		for _, m := range quoted.FindAllStringSubmatch(cols[3], -1) {
+			labels = append(labels, m[1])
+		}
+		for _, m := range quoted.FindAllStringSubmatch(cols[1], -1) {
+			out = append(out, documentedSeries{name: m[1], typ: strings.TrimSpace(cols[2]), labels: labels})
+		}
+	}
+	if len(out) < 30 {
+		t.Fatalf("the metrics table of docs/operations.md has %d series; this reader has lost its way", len(out))
+	}
+	return out
+}
+
+// checkDocumented checks that m has every series of docs that want keeps,
+// with its type, and that each of its samples carries exactly the
+// documented labels (and le, a histogram's buckets).
+func checkDocumented(t *testing.T, m *metricstest.Scrape, docs []documentedSeries, want func(name string) bool) {
+	t.Helper()
+	for _, d := range docs {
+		if !want(d.name) {
+			continue
+		}
+		if m.Types[d.name] != d.typ || m.Help[d.name] == "" {
+			t.Errorf("%s: TYPE %q, HELP %q; the docs say a %s", d.name, m.Types[d.name], m.Help[d.name], d.typ)
+			continue
+		}
+		n := 0
+		for _, sm := range m.Samples {
+			base := sm.Name
+			if d.typ == "histogram" {
+				base = strings.TrimSuffix(strings.TrimSuffix(strings.TrimSuffix(base, "_bucket"), "_sum"), "_count")
+			}
+			if base != d.name {
+				continue
+			}
+			n++
+			want := slices.Clone(d.labels)
+			if sm.Name == d.name+"_bucket" {
+				want = append(want, "le")
+			}
+			var got []string
+			for l := range sm.Labels {
+				got = append(got, l)
+			}
+			slices.Sort(got)
+			slices.Sort(want)
+			if !slices.Equal(got, want) {
+				t.Errorf("%s %v: labels %v; the docs say %v", sm.Name, sm.Labels, got, d.labels)
+			}
+		}
+		if n == 0 {
+			t.Errorf("%s: no sample", d.name)
+		}
+	}
 }
 
 // The whole binary's /metrics, after real traffic and webhook deliveries:
@@ -88,13 +172,17 @@ func TestServeMetrics(t *testing.T) {
 				t.Errorf("%s%v = %v (%d series); want %v", tt.name, tt.pairs, got, n, tt.want)
 			}
 		}
-		for _, name := range []string{"checkoutd_http_request_duration_seconds", "checkoutd_http_requests_in_flight",
-			"checkoutd_webhook_attempt_seconds_total", "checkoutd_request_logs_queued", "checkoutd_job_last_success_timestamp_seconds",
-			"checkoutd_db_connections", "checkoutd_db_connections_max", "checkoutd_db_connection_waits_total",
-			"checkoutd_db_connection_wait_seconds_total", "checkoutd_build_info", "process_start_time_seconds", "go_goroutines",
-			"go_memstats_heap_alloc_bytes"} {
-			if m.Types[name] == "" || m.Help[name] == "" {
-				t.Errorf("/metrics lacks %s (TYPE %q, HELP %q)", name, m.Types[name], m.Help[name])
+		// Every series the documentation lists, with its labels; the live
+		// crypto nodes' need live crypto (TestServeLiveLitecoin), the process's
+		// a /proc.
+		docs := readDocumentedSeries(t)
+		checkDocumented(t, m, docs, func(name string) bool {
+			return !strings.HasPrefix(name, "checkoutd_crypto_") && (runtime.GOOS == "linux" || !strings.HasPrefix(name, "process_"))
+		})
+		// And no series of checkoutd's own that the documentation does not list.
+		for name := range m.Types {
+			if strings.HasPrefix(name, "checkoutd_") && !slices.ContainsFunc(docs, func(d documentedSeries) bool { return d.name == name }) {
+				t.Errorf("%s is not in the metrics table of docs/operations.md", name)
 			}
 		}
 		if m.Value("checkoutd_db_connections_max") == 0 || m.Value("go_goroutines") == 0 || m.Value("go_memstats_heap_alloc_bytes") == 0 {

@@ -165,7 +165,7 @@ func New(cfg Config) *App {
 		a.Jobs = append(a.Jobs, jobs.Job{Name: service.JobCryptoScan, Interval: or(cfg.CryptoScanInterval, DefaultCryptoScanInterval), Counts: &jobs.Counts{},
 			RunOnce: func(ctx context.Context) error { _, err := svc.ScanCrypto(ctx); return err }})
 	}
-	a.Metrics = newMetrics(observed{store: cfg.Store, service: svc, dispatcher: a.Dispatcher, logs: a.RequestLogs, jobs: a.Jobs, started: time.Now()})
+	a.Metrics = newMetrics(observed{store: cfg.Store, service: svc, dispatcher: a.Dispatcher, logs: a.RequestLogs, jobs: a.Jobs})
 	a.Handler = server.New(server.Deps{
 		Service:      svc,
 		Logger:       cfg.Logger,

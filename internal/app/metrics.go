@@ -3,13 +3,13 @@ package app
 import (
 	"context"
 	"runtime"
-	runtimemetrics "runtime/metrics"
 	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/checkoutd/checkoutd/checkout"
 	"github.com/checkoutd/checkoutd/internal/jobs"
 	"github.com/checkoutd/checkoutd/internal/metrics"
-	"github.com/checkoutd/checkoutd/internal/pay"
 	"github.com/checkoutd/checkoutd/internal/service"
 	"github.com/checkoutd/checkoutd/internal/store"
 	"github.com/checkoutd/checkoutd/internal/webhook"
@@ -23,14 +23,14 @@ type observed struct {
 	dispatcher *webhook.Dispatcher
 	logs       *service.RequestLogWriter
 	jobs       []jobs.Job
-	started    time.Time
 }
 
 // queueTimeout bounds the one query a scrape makes (the delivery queue's
 // depth), so a slow database cannot hold a scrape.
 const queueTimeout = 2 * time.Second
 
-// newMetrics returns a registry that reads o's counts at every scrape.
+// newMetrics returns a registry that reads o's counts at every scrape,
+// beside the Go runtime's and the process's series (metrics.NewRegistry).
 func newMetrics(o observed) *metrics.Registry {
 	r := metrics.NewRegistry()
 	counter, gauge := metrics.CounterType, metrics.GaugeType
@@ -48,30 +48,7 @@ func newMetrics(o observed) *metrics.Registry {
 		func(s service.Stats) map[checkout.Mode]int64 { return s.SessionsExpired })
 
 	// Live crypto nodes (absent without live crypto).
-	crypto := func(name, help string, read func(pay.CoinStatus) (float64, bool)) {
-		r.Func(name, help, gauge, []string{"coin"}, func(ctx context.Context, emit metrics.Emit) {
-			for _, c := range o.service.CryptoStatus(ctx) {
-				if v, ok := read(c); ok {
-					emit(v, c.Coin)
-				}
-			}
-		})
-	}
-	crypto("checkoutd_crypto_node_up", "Whether each live crypto coin's node answers (1) or not (0).",
-		func(c pay.CoinStatus) (float64, bool) {
-			if c.Err != "" {
-				return 0, true
-			}
-			return 1, true
-		})
-	crypto("checkoutd_crypto_node_height", "Each live crypto coin's node's best block height.",
-		func(c pay.CoinStatus) (float64, bool) { return float64(c.Tip), c.Err == "" })
-	crypto("checkoutd_crypto_node_behind_blocks", "Blocks each live crypto coin's node is behind its peers: while above 0, confirmations are counted late (never early).",
-		func(c pay.CoinStatus) (float64, bool) { return float64(max(c.Best-c.Tip, 0)), c.Err == "" })
-	crypto("checkoutd_crypto_scan_lag_blocks", "Blocks this process's last scan of each live crypto coin's node is behind the node's tip.",
-		func(c pay.CoinStatus) (float64, bool) {
-			return float64(max(c.Tip-c.Scanned, 0)), c.Err == "" && !c.ScannedAt.IsZero()
-		})
+	r.MustRegister(newCryptoCollector(o.service))
 
 	r.Value("checkoutd_payments_captured_after_failure_total", "Payments whose processor took the money after the payment had failed (a charge approved, a trade accepted): each is flagged for refund and logged as an error.",
 		counter, func() float64 { return float64(o.service.Stats().CapturedAfterFailure) })
@@ -169,18 +146,56 @@ func newMetrics(o observed) *metrics.Registry {
 
 	r.Func("checkoutd_build_info", "Always 1; the Go version checkoutd was built with.",
 		gauge, []string{"go_version"}, func(_ context.Context, emit metrics.Emit) { emit(1, runtime.Version()) })
-	r.Value("process_start_time_seconds", "When the process started (Unix time).",
-		gauge, func() float64 { return float64(o.started.UnixNano()) / 1e9 })
-	r.Value("go_goroutines", "Goroutines that exist now.",
-		gauge, func() float64 { return float64(runtime.NumGoroutine()) })
-	r.Value("go_memstats_heap_alloc_bytes", "Bytes of heap objects, reachable or not yet freed (runtime/metrics /memory/classes/heap/objects:bytes).",
-		gauge, func() float64 {
-			s := []runtimemetrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
-			runtimemetrics.Read(s)
-			if s[0].Value.Kind() != runtimemetrics.KindUint64 {
-				return 0
-			}
-			return float64(s[0].Value.Uint64())
-		})
 	return r
+}
+
+// cryptoCollector makes the live crypto nodes' four series of one
+// CryptoStatus per scrape. The client collects families concurrently: as
+// four Funcs, each would miss the status cache when it has expired and ask
+// every node again.
+type cryptoCollector struct {
+	service                     *service.Service
+	up, height, behind, scanLag *prometheus.Desc
+}
+
+func newCryptoCollector(svc *service.Service) *cryptoCollector {
+	coin := []string{"coin"}
+	return &cryptoCollector{
+		service: svc,
+		up:      prometheus.NewDesc("checkoutd_crypto_node_up", "Whether each live crypto coin's node answers (1) or not (0).", coin, nil),
+		height:  prometheus.NewDesc("checkoutd_crypto_node_height", "Each live crypto coin's node's best block height.", coin, nil),
+		behind: prometheus.NewDesc("checkoutd_crypto_node_behind_blocks",
+			"Blocks each live crypto coin's node is behind its peers: while above 0, confirmations are counted late (never early).", coin, nil),
+		scanLag: prometheus.NewDesc("checkoutd_crypto_scan_lag_blocks",
+			"Blocks this process's last scan of each live crypto coin's node is behind the node's tip.", coin, nil),
+	}
+}
+
+func (c *cryptoCollector) Describe(ch chan<- *prometheus.Desc) {
+	ch <- c.up
+	ch <- c.height
+	ch <- c.behind
+	ch <- c.scanLag
+}
+
+// Collect writes a node that does not answer as down, without the series
+// it could not tell, and the scan lag once this process has scanned.
+func (c *cryptoCollector) Collect(ch chan<- prometheus.Metric) {
+	ctx, cancel := context.WithTimeout(context.Background(), metrics.CollectTimeout)
+	defer cancel()
+	gauge := func(d *prometheus.Desc, v int64, coin string) {
+		ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, float64(v), coin)
+	}
+	for _, s := range c.service.CryptoStatus(ctx) {
+		if s.Err != "" {
+			gauge(c.up, 0, s.Coin)
+			continue
+		}
+		gauge(c.up, 1, s.Coin)
+		gauge(c.height, s.Tip, s.Coin)
+		gauge(c.behind, max(s.Best-s.Tip, 0), s.Coin)
+		if !s.ScannedAt.IsZero() {
+			gauge(c.scanLag, max(s.Tip-s.Scanned, 0), s.Coin)
+		}
+	}
 }

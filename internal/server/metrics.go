@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/checkoutd/checkoutd/internal/metrics"
 )
 
@@ -18,19 +20,29 @@ var latencyBuckets = []float64{0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.2
 // ids), the method one of the standard ones, the code one the handlers
 // write.
 type httpMetrics struct {
-	requests *metrics.CounterVec
-	duration *metrics.HistogramVec
-	inFlight *metrics.Gauge
+	requests *prometheus.CounterVec
+	duration *prometheus.HistogramVec
+	inFlight prometheus.Gauge
 }
 
 func newHTTPMetrics(r *metrics.Registry) *httpMetrics {
-	return &httpMetrics{
-		requests: r.Counter("checkoutd_http_requests_total",
-			"HTTP requests answered, by route pattern, method and status code.", "route", "method", "code"),
-		duration: r.Histogram("checkoutd_http_request_duration_seconds",
-			"Time from a request's headers to the end of its response, by route pattern and method.", latencyBuckets, "route", "method"),
-		inFlight: r.Gauge("checkoutd_http_requests_in_flight", "HTTP requests being served.").With(),
+	m := &httpMetrics{
+		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "checkoutd_http_requests_total",
+			Help: "HTTP requests answered, by route pattern, method and status code.",
+		}, []string{"route", "method", "code"}),
+		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "checkoutd_http_request_duration_seconds",
+			Help:    "Time from a request's headers to the end of its response, by route pattern and method.",
+			Buckets: latencyBuckets,
+		}, []string{"route", "method"}),
+		inFlight: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "checkoutd_http_requests_in_flight",
+			Help: "HTTP requests being served.",
+		}),
 	}
+	r.MustRegister(m.requests, m.duration, m.inFlight)
+	return m
 }
 
 // unmatched is the route label of a request no route matched.
@@ -54,15 +66,15 @@ func instrument(m *httpMetrics, next http.Handler) http.Handler {
 		start := time.Now()
 		note := &routeNote{pattern: unmatched}
 		sw := &statusWriter{ResponseWriter: w}
-		m.inFlight.Add(1)
-		defer m.inFlight.Add(-1)
+		m.inFlight.Inc()
+		defer m.inFlight.Dec()
 		next.ServeHTTP(sw, r.WithContext(context.WithValue(r.Context(), routeKey{}, note)))
 		if sw.status == 0 {
 			sw.status = http.StatusOK
 		}
 		method := methodLabel(r.Method)
-		m.requests.With(note.pattern, method, strconv.Itoa(sw.status)).Inc()
-		m.duration.With(note.pattern, method).Observe(time.Since(start).Seconds())
+		m.requests.WithLabelValues(note.pattern, method, strconv.Itoa(sw.status)).Inc()
+		m.duration.WithLabelValues(note.pattern, method).Observe(time.Since(start).Seconds())
 	})
 }
 

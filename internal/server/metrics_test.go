@@ -5,6 +5,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -81,7 +82,7 @@ func scrapeMetrics(t *testing.T, base string) (*metricstest.Scrape, string) {
 	}
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(resp.Body)
-	if resp.StatusCode != 200 || resp.Header.Get("Content-Type") != metrics.ContentType {
+	if resp.StatusCode != 200 || !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/plain; version=0.0.4;") {
 		t.Fatalf("GET /metrics = %d %q: %s", resp.StatusCode, resp.Header.Get("Content-Type"), b)
 	}
 	s, err := metricstest.Parse(string(b))
@@ -163,10 +164,15 @@ func TestMetricsHTTP(t *testing.T) {
 		if first.Types["checkoutd_http_request_duration_seconds"] != "histogram" || first.Types["checkoutd_http_requests_total"] != "counter" {
 			t.Errorf("types = %v", first.Types)
 		}
-		for _, leak := range []string{s.storeID, id, "cs_", "ck_", s.secret, "/nope", "BREW"} {
+		for _, leak := range []string{s.storeID, id, s.secret, "/nope", "BREW"} {
 			if strings.Contains(text, leak) {
 				t.Errorf("/metrics holds %q:\n%s", leak, text)
 			}
+		}
+		// An id or key of any kind (cs_..., ck_test_sk_...), but not the
+		// runtime's names that hold the letters (go_memstats_mallocs_total).
+		if leak := regexp.MustCompile(`\b(cs|ck)_`).FindString(text); leak != "" {
+			t.Errorf("/metrics holds %q:\n%s", leak, text)
 		}
 
 		// Counts move.
@@ -204,5 +210,37 @@ func TestMetricsOnAListenerOfItsOwn(t *testing.T) {
 	resp.Body.Close()
 	if resp.StatusCode != 404 {
 		t.Errorf("GET /healthz on the metrics listener = %d; want 404: it serves /metrics alone", resp.StatusCode)
+	}
+}
+
+// A scraper that asks for OpenMetrics is served it through the whole
+// surface (the middleware passes the negotiation through), with the same
+// series.
+func TestMetricsOpenMetrics(t *testing.T) {
+	s := newMetricsServer(t, storetest.Open(t, "sqlite"), server.Deps{})
+	s.send(t, "GET", "/healthz", "", "")
+	req, err := http.NewRequest("GET", s.url+"/metrics", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Accept", "application/openmetrics-text;version=1.0.0,text/plain;version=0.0.4;q=0.5")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	if ct := resp.Header.Get("Content-Type"); resp.StatusCode != 200 || !strings.HasPrefix(ct, metricstest.OpenMetricsType+"; version=1.0.0;") {
+		t.Fatalf("GET /metrics asking for OpenMetrics = %d %q", resp.StatusCode, ct)
+	}
+	sc, err := metricstest.ParseOpenMetrics(string(b))
+	if err != nil {
+		t.Fatalf("ParseOpenMetrics: %v\n%s", err, b)
+	}
+	if got := sc.Value("checkoutd_http_requests_total", "route", "/healthz", "method", "GET", "code", "200"); got != 1 {
+		t.Errorf("requests{route=/healthz} in OpenMetrics = %v; want 1", got)
+	}
+	if sc.Types["checkoutd_http_request_duration_seconds"] != "histogram" || sc.Types["go_goroutines"] != "gauge" {
+		t.Errorf("types = %v", sc.Types)
 	}
 }

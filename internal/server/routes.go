@@ -1,6 +1,7 @@
 package server
 
 import (
+	"log/slog"
 	"net/http"
 
 	"github.com/checkoutd/checkoutd/internal/api"
@@ -84,12 +85,12 @@ func addRoutes(r *router, d Deps) {
 	r.handle("GET /healthz", handleHealthz())
 	r.handle("GET /readyz", handleReadyz(d.Service))
 	if !d.HideMetrics {
-		addMetricsRoutes(r, d.Metrics)
+		addMetricsRoutes(r, d.Metrics, d.Logger)
 	}
 }
 
 // addMetricsRoutes lists the doors of the metrics: on the main listener
 // unless the operator gives them one of their own (MetricsHandler).
-func addMetricsRoutes(r *router, reg *metrics.Registry) {
-	r.handle("GET /metrics", reg.Handler())
+func addMetricsRoutes(r *router, reg *metrics.Registry, log *slog.Logger) {
+	r.handle("GET /metrics", reg.Handler(log))
 }

@@ -77,6 +77,6 @@ func MetricsHandler(reg *metrics.Registry, log *slog.Logger) http.Handler {
 		log = slog.Default()
 	}
 	r := newRouter()
-	addMetricsRoutes(r, reg)
+	addMetricsRoutes(r, reg, log)
 	return web.WithRequestID(log, recoverPanics(r))
 }

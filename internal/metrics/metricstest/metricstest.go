@@ -1,14 +1,18 @@
 // Package metricstest reads the Prometheus text exposition format (version
-// 0.0.4) for tests that scrape /metrics. The format is parsed by the
-// reference implementation, prometheus/common's expfmt, apart from the writer
-// in package metrics; on top of it Parse refuses what expfmt leaves to its
-// callers and no correct writer produces: a sample without a TYPE, a series
-// written twice, a family's samples split up, a histogram without its _sum
-// or _count, whose buckets decrease, or whose +Inf bucket differs from its
-// count.
+// 0.0.4), and OpenMetrics as the Prometheus Go client writes it, for tests
+// that scrape /metrics. The text format is parsed by prometheus/common's
+// expfmt; on top of it Parse refuses what expfmt leaves to its callers and
+// no correct writer produces: a sample without a TYPE, a series written
+// twice, a family's samples split up, a histogram without its _sum or
+// _count, whose buckets decrease, or whose +Inf bucket differs from its
+// count. What /metrics serves is written by the Prometheus Go client, so
+// these checks hold checkoutd's registrations to the format (a family
+// registered twice, a label value that breaks a series) rather than a
+// writer of its own.
 package metricstest
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"slices"
@@ -83,6 +87,62 @@ func Parse(text string) (*Scrape, error) {
 		s.Samples = append(s.Samples, samples...)
 	}
 	return s, nil
+}
+
+// OpenMetricsType is the media type of OpenMetrics 1.0, which a scraper
+// names in its Accept header to be served it.
+const OpenMetricsType = "application/openmetrics-text"
+
+// ParseOpenMetrics parses text, which must be a whole OpenMetrics exposition
+// written by the Prometheus Go client, into the Scrape the text format of
+// the same series would give, so that tests compare the two. expfmt has no
+// OpenMetrics parser, so the text is read as the text format once the
+// differences the client writes are undone: it must end in "# EOF" (and
+// hold no other), its UNIT lines go, and a counter's family, named there
+// without "_total", takes back the name of its samples, which must all be
+// that name with "_total". Types and Help are then by the text format's
+// family names.
+//
+// Families are followed line by line, not by name: the Go collector's
+// go_memstats_alloc_bytes gauge and go_memstats_alloc_bytes_total counter
+// share a family name in OpenMetrics (client_golang issue 829), which
+// Prometheus ingests as two series all the same.
+func ParseOpenMetrics(text string) (*Scrape, error) {
+	body, ok := strings.CutSuffix(text, "# EOF\n")
+	if !ok {
+		return nil, errors.New("openmetrics: no # EOF line at the end")
+	}
+	lines := strings.SplitAfter(body, "\n")
+	lines = lines[:len(lines)-1] // what follows the last newline: nothing
+	var b strings.Builder
+	family, counter := "", false // the family of the last TYPE line
+	for i, line := range lines {
+		f := strings.Fields(line)
+		switch {
+		case len(f) == 0:
+			return nil, fmt.Errorf("openmetrics: line %d is empty", i+1)
+		case f[0] != "#":
+			if name, _, _ := strings.Cut(f[0], "{"); counter && name != family+"_total" {
+				return nil, fmt.Errorf("openmetrics: line %d %q: a sample of counter %s must be named %s_total", i+1, line, family, family)
+			}
+		case len(f) > 1 && f[1] == "EOF":
+			return nil, fmt.Errorf("openmetrics: line %d: # EOF before the end", i+1)
+		case len(f) > 2 && f[1] == "UNIT":
+			continue
+		case len(f) > 3 && f[1] == "TYPE":
+			family, counter = f[2], f[3] == "counter"
+			if counter {
+				line = "# TYPE " + family + "_total counter\n"
+			}
+		case len(f) > 2 && f[1] == "HELP":
+			// The client writes a family's HELP right before its TYPE.
+			if i+1 < len(lines) && lines[i+1] == "# TYPE "+f[2]+" counter\n" {
+				line = "# HELP " + f[2] + "_total" + strings.TrimPrefix(line, "# HELP "+f[2])
+			}
+		}
+		b.WriteString(line)
+	}
+	return Parse(b.String())
 }
 
 // sampleLines counts the sample lines of each family, and checks that each
