@@ -59,6 +59,11 @@ func TestCrashDuringCreateStormLosesNoSession(t *testing.T) {
 				})
 			}
 			<-enough
+			// The storm's writes shared transactions: it tested group
+			// commit, not one write after another.
+			if m := scrapeServe(t, "http://"+p.addr+"/metrics"); m.Value("checkoutd_db_batched_writes_total") == 0 {
+				t.Error("no write was batched during the storm")
+			}
 			if err := p.cmd.Process.Signal(syscall.SIGKILL); err != nil {
 				t.Fatal(err)
 			}

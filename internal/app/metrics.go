@@ -118,6 +118,10 @@ func newMetrics(o observed) *metrics.Registry {
 		})
 	r.Value("checkoutd_store_rows_skipped_total", "Rows a background job's list skipped because they could not be read (each logged at error level with its id).",
 		counter, func() float64 { return float64(o.store.Stats().RowsSkipped) })
+	r.Value("checkoutd_db_write_batches_total", "Transactions of group commit that held more than one write.",
+		counter, func() float64 { return float64(o.store.Stats().Batches) })
+	r.Value("checkoutd_db_batched_writes_total", "Writes committed in a shared transaction (group commit); divided by checkoutd_db_write_batches_total, the mean batch.",
+		counter, func() float64 { return float64(o.store.Stats().Batched) })
 	r.Func("checkoutd_db_connections", "Open database connections, by pool and state (in_use, idle).",
 		gauge, []string{"pool", "state"}, func(_ context.Context, emit metrics.Emit) {
 			for _, p := range o.store.Stats().Pools {
