@@ -167,6 +167,16 @@ func (d *Dashboard) HandlePayment() http.Handler {
 	})
 }
 
+// shortHash shortens a transaction hash for a list, where the whole of it
+// would crowd out the rest: its first and last 8 characters, enough to
+// tell it in a wallet or an explorer; the payment's page has it whole.
+func shortHash(h string) string {
+	if len(h) <= 20 {
+		return h
+	}
+	return h[:8] + "…" + h[len(h)-8:]
+}
+
 // paymentClass is the badge of a payment's status.
 func paymentClass(s checkout.PaymentStatus) string {
 	switch s {

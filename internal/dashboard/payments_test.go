@@ -20,6 +20,12 @@ import (
 // node reported received and required; change sets the rest.
 func (e *env) livePayment(m *checkout.Merchant, at time.Time, change func(p *checkout.Payment)) *checkout.Payment {
 	e.t.Helper()
+	return insertLivePayment(e.t, e.db, m, at, change)
+}
+
+// insertLivePayment is env.livePayment on any database.
+func insertLivePayment(t *testing.T, db *store.DB, m *checkout.Merchant, at time.Time, change func(p *checkout.Payment)) *checkout.Payment {
+	t.Helper()
 	ctx := context.Background()
 	s := &checkout.Session{ID: checkout.NewSessionID(), MerchantID: m.ID, Mode: checkout.ModeLive, Status: checkout.StatusOpen, Title: "Order",
 		Currency: "USD", Amount: 1500, TotalAmount: 1500, Items: []checkout.Item{{Name: "Sword", Amount: 1500, Quantity: 1}},
@@ -28,14 +34,14 @@ func (e *env) livePayment(m *checkout.Merchant, at time.Time, change func(p *che
 	p.Crypto = &checkout.CryptoDetails{Coin: "LTC", Address: "ltc1q" + p.ID[4:24], AmountBase: "20000000", TxHash: strings.Repeat("ab", 32),
 		ReceivedBase: "20000000", RequiredBase: "20000000", Confirmations: 6, BroadcastAt: at.UnixMilli()}
 	change(p)
-	err := e.db.InTx(ctx, func(tx checkout.Tx) error {
+	err := db.InTx(ctx, func(tx checkout.Tx) error {
 		if err := tx.SessionInsert(ctx, s); err != nil {
 			return err
 		}
 		return tx.PaymentInsert(ctx, p)
 	})
 	if err != nil {
-		e.t.Fatal(err)
+		t.Fatal(err)
 	}
 	return p
 }
