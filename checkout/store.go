@@ -68,8 +68,8 @@ type Store interface {
 	// first by (CreatedAt, ID), with p's filters: the dashboard's Payments.
 	PaymentList(ctx context.Context, p PaymentListParams) ([]*Payment, error)
 	// PaymentCountRefundDue counts a store's payments of one mode that are
-	// to be refunded (Payment.RefundDue), up to max: the count stops there.
-	PaymentCountRefundDue(ctx context.Context, merchantID string, mode Mode, max int) (int, error)
+	// to be refunded (Payment.RefundDue), up to limit: the count stops there.
+	PaymentCountRefundDue(ctx context.Context, merchantID string, mode Mode, limit int) (int, error)
 	// CryptoKeyActive returns a store's active key for a coin; not_found
 	// when it has none.
 	CryptoKeyActive(ctx context.Context, merchantID, coin string) (*CryptoKey, error)

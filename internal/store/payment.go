@@ -230,11 +230,11 @@ func (db *DB) paymentListQuery(p checkout.PaymentListParams) (string, []any) {
 }
 
 // PaymentCountRefundDue counts a store's payments of one mode that are to be
-// refunded, up to max, from payments_refund_due: the dashboard says how many
-// wait ("100 or more" past max) without counting a long history.
-func (db *DB) PaymentCountRefundDue(ctx context.Context, merchantID string, mode checkout.Mode, max int) (int, error) {
+// refunded, up to limit, from payments_refund_due: the dashboard says how
+// many wait ("100 or more" past its limit) without counting a long history.
+func (db *DB) PaymentCountRefundDue(ctx context.Context, merchantID string, mode checkout.Mode, limit int) (int, error) {
 	var n int
-	err := db.readRow(ctx, paymentCountRefundDueQuery, merchantID, string(mode), max).Scan(&n)
+	err := db.readRow(ctx, paymentCountRefundDueQuery, merchantID, string(mode), limit).Scan(&n)
 	return n, db.translate(err)
 }
 

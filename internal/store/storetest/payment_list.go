@@ -193,9 +193,9 @@ func testPaymentListRefundDue(t *testing.T, db *store.DB) {
 	if err != nil || !reflect.DeepEqual(paymentIDs(got), wantIDs) {
 		t.Errorf("PaymentList(to refund) = %v, %v; want %v", paymentIDs(got), err, wantIDs)
 	}
-	for _, c := range []struct{ max, want int }{{100, 5}, {5, 5}, {3, 3}} {
-		if n, err := db.PaymentCountRefundDue(ctx, m.ID, checkout.ModeLive, c.max); err != nil || n != c.want {
-			t.Errorf("PaymentCountRefundDue(max %d) = %d, %v; want %d", c.max, n, err, c.want)
+	for _, c := range []struct{ limit, want int }{{100, 5}, {5, 5}, {3, 3}} {
+		if n, err := db.PaymentCountRefundDue(ctx, m.ID, checkout.ModeLive, c.limit); err != nil || n != c.want {
+			t.Errorf("PaymentCountRefundDue(limit %d) = %d, %v; want %d", c.limit, n, err, c.want)
 		}
 	}
 	if n, err := db.PaymentCountRefundDue(ctx, newMerchant(t, db, "Empty", base).ID, checkout.ModeLive, 100); err != nil || n != 0 {
