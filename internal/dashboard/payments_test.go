@@ -4,6 +4,7 @@ import (
 	"context"
 	"html"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -11,6 +12,7 @@ import (
 	"github.com/checkoutd/checkoutd/checkout"
 	"github.com/checkoutd/checkoutd/internal/app"
 	"github.com/checkoutd/checkoutd/internal/pay"
+	"github.com/checkoutd/checkoutd/internal/service"
 	"github.com/checkoutd/checkoutd/internal/store"
 	"github.com/checkoutd/checkoutd/internal/store/storetest"
 )
@@ -225,6 +227,49 @@ func TestPaymentsPageAccess(t *testing.T) {
 			wantRedirectToSignIn(t, "GET "+path+" signed out", e.get(path))
 			got := e.do(http.MethodGet, path, nil, http.Header{"Authorization": {"Bearer " + secret}})
 			wantRedirectToSignIn(t, "GET "+path+" with an API key", got)
+		}
+	})
+}
+
+// A long list pages by Older and Newest, filter kept, and the count above
+// it stops at 100: "100 or more".
+func TestPaymentsPagePages(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		e := newEnv(t, db, "http://dash.example.test")
+		m, ann := e.signedInStore("ann@example.com")
+		at := e.clock.Now()
+		var ids []string // newest first
+		for i := range service.MaxRefundDueCount + 1 {
+			p := e.livePayment(m, at.Add(time.Duration(i)*time.Millisecond), fail(checkout.FailSessionExpired))
+			ids = append([]string{p.ID}, ids...)
+		}
+		list := "/dashboard/stores/" + m.ID + "/live/payments?show=to_refund"
+		p := e.get(list, ann)
+		if !strings.Contains(p.body, "100 or more payments are to refund.") {
+			t.Errorf("the count reads otherwise: %s", p.body)
+		}
+		var seen []string
+		for range 5 {
+			for _, id := range ids {
+				if strings.Contains(p.body, `payments/`+id+`"`) {
+					seen = append(seen, id)
+				}
+			}
+			older := olderRE.FindStringSubmatch(p.body)
+			if older == nil {
+				break
+			}
+			next := html.UnescapeString(older[1])
+			if !strings.Contains(next, "show=to_refund") {
+				t.Errorf("the Older link %s drops the filter", next)
+			}
+			p = e.get(next, ann)
+			if !strings.Contains(p.body, "Newest") {
+				t.Error("a later page has no link to the newest")
+			}
+		}
+		if !slices.Equal(seen, ids) {
+			t.Errorf("the pages show %d payments; want the %d, newest first, each once", len(seen), len(ids))
 		}
 	})
 }
