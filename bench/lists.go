@@ -19,11 +19,11 @@ import (
 // The lists rows (-lists N): the dashboard's lists at volume (issue 10,
 // item 8: under 50 ms of server time per page with a million rows in the
 // table, on both databases). A fresh checkoutd on each database gets N
-// request logs and N events (each event with a delivery to one endpoint),
-// written by the bench straight into the tables in large multi-row
-// statements, then each page the dashboard asks for is timed as the
-// service call it makes, which is the server's whole time for the page but
-// for rendering.
+// request logs, N events (each event with a delivery to one endpoint) and N
+// payments (each of a session of its own), written by the bench straight
+// into the tables in large multi-row statements, then each page the
+// dashboard asks for is timed as the service call it makes, which is the
+// server's whole time for the page but for rendering.
 
 // listBudget is the most a page may take (issue 10, item 8).
 const listBudget = 50 * time.Millisecond
@@ -91,6 +91,9 @@ func (g gen) requestID(i int) string {
 	return fmt.Sprintf("%s%032x", checkout.PrefixRequest, i)
 }
 func (g gen) eventID(i int) string { return fmt.Sprintf("%s%032x", checkout.PrefixEvent, i) }
+func (g gen) paymentID(i int) string {
+	return fmt.Sprintf("%s%032x", checkout.PrefixPayment, i)
+}
 
 // measureLists measures the lists rows of a fresh checkoutd on the named
 // database.
@@ -115,7 +118,7 @@ func measureLists(ctx context.Context, cfg *config, name string, stderr io.Write
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(stderr, "bench: %s: loading %d request logs and %d events with their deliveries\n", name, g.n, g.n)
+	fmt.Fprintf(stderr, "bench: %s: loading %d request logs, %d events with their deliveries and %d payments with their sessions\n", name, g.n, g.n, g.n)
 	start := time.Now()
 	if err := loadLists(ctx, t.name, raw, g, stderr); err != nil {
 		return fmt.Errorf("load: %w", err)
@@ -186,6 +189,10 @@ var responseBody = `{"ok":true,"data":{"id":"cs_0","object":"checkout_session","
 //     payment.succeeded, about 1 in 20 checkout.expired, 1 in 1,000
 //     payment.dispute_closed; each with a finished delivery to the
 //     endpoint (1 in 100 failed).
+//   - payments, each of a session of its own: a quarter crypto, the rest
+//     card; 1 in 10 failed (card_declined), 1 in 100 processing, 1 in
+//     1,000 disputed, and 1 in 1,000 failed duplicate_payment, to refund;
+//     the rest succeeded.
 func loadLists(ctx context.Context, dialect string, raw *sql.DB, g gen, stderr io.Writer) error {
 	series := func(sel string) string {
 		if dialect == "sqlite" {
@@ -222,6 +229,23 @@ func loadLists(ctx context.Context, dialect string, raw *sql.DB, g gen, stderr i
 		SELECT 'whd_' || ` + hex(32, "i") + `, 'evt_' || ` + hex(32, "i") + `, $6, $5, 'test',
 			CASE WHEN i % 100 = 5 THEN 'failed' ELSE 'succeeded' END, 1, ` + at + `,
 			CASE WHEN i % 100 = 5 THEN 500 ELSE 200 END, '', ` + at + `, ` + at)
+	sessions := series(`INSERT INTO sessions (id, store_id, mode, status, title, currency, amount, discount_amount, tax_amount,
+			total_amount, items, metadata, created_at, expires_at)
+		SELECT 'cs_' || ` + hex(64, "i") + `, $5, 'test', 'complete', 'Order', 'USD', 1500, 0, 0, 1500, $6, '{}',
+			` + at + ` / 1000, ` + at + ` / 1000 + 3600`)
+	// The cases run in order: 1 in 1,000 to refund (13), 1 in 1,000
+	// disputed (17), then 1 in 10 declined (3), 1 in 100 processing (1).
+	payments := series(`INSERT INTO payments (id, session_id, store_id, mode, method, status, captured, amount, amount_refunded,
+			fee, currency, failure_code, details, dispute_on_success, created_at_ms, updated_at_ms, refund_due)
+		SELECT 'pay_' || ` + hex(32, "i") + `, 'cs_' || ` + hex(64, "i") + `, $5, 'test',
+			CASE WHEN i % 4 = 1 OR i % 1000 = 13 THEN 'crypto' ELSE 'card' END,
+			CASE WHEN i % 1000 = 13 THEN 'failed' WHEN i % 1000 = 17 THEN 'disputed' WHEN i % 10 = 3 THEN 'failed'
+				WHEN i % 100 = 1 THEN 'processing' ELSE 'succeeded' END,
+			CASE WHEN i % 1000 = 13 OR i % 1000 <> 17 AND (i % 10 = 3 OR i % 100 = 1) THEN 0 ELSE 1 END,
+			1500, 0, 0, 'USD',
+			CASE WHEN i % 1000 = 13 THEN 'duplicate_payment' WHEN i % 1000 <> 17 AND i % 10 = 3 THEN 'card_declined' END,
+			'{}', 0, ` + at + `, ` + at + `,
+			CASE WHEN i % 1000 = 13 THEN 1 ELSE 0 END`)
 	// An event's object: the session of responseBody after its id.
 	eventData := responseBody[len(`{"ok":true,"data":{"id":"cs_0",`) : len(responseBody)-1]
 	tables := []struct {
@@ -232,6 +256,8 @@ func loadLists(ctx context.Context, dialect string, raw *sql.DB, g gen, stderr i
 		{"request_logs", logs, []any{g.key, g.rare, createBody, responseBody, service.LogRoutes[0], service.LogRoutes[1]}},
 		{"events", events, []any{eventData}},
 		{"deliveries", deliveries, []any{g.endpoint}},
+		{"sessions", sessions, []any{`[{"name":"Sword","amount":1500,"quantity":1}]`}},
+		{"payments", payments, nil},
 	}
 	for _, tb := range tables {
 		began := time.Now()
@@ -247,7 +273,7 @@ func loadLists(ctx context.Context, dialect string, raw *sql.DB, g gen, stderr i
 	if dialect == "postgres" {
 		// What autovacuum's ANALYZE would have done as the tables grew;
 		// SQLite is left without statistics, as serve leaves it.
-		if _, err := raw.ExecContext(ctx, `ANALYZE request_logs; ANALYZE events; ANALYZE deliveries`); err != nil {
+		if _, err := raw.ExecContext(ctx, `ANALYZE request_logs; ANALYZE events; ANALYZE deliveries; ANALYZE sessions; ANALYZE payments`); err != nil {
 			return err
 		}
 	}
@@ -290,6 +316,20 @@ func listCases(svc *service.Service, g gen) []listCase {
 		i := deep(n)
 		return checkout.Cursor{At: g.at(i).Truncate(time.Second), ID: g.eventID(i)}.String()
 	}
+	payments := func(name string, f service.PaymentFilter, cursor func(n int) string) listCase {
+		return listCase{"payments", name, func(ctx context.Context, n int) (int, error) {
+			c := ""
+			if cursor != nil {
+				c = cursor(n)
+			}
+			p, err := svc.ListPayments(ctx, scope, f, c, service.DefaultPageSize)
+			return len(p.Items), err
+		}}
+	}
+	paymentCursor := func(n int) string {
+		i := deep(n)
+		return checkout.Cursor{At: g.at(i), ID: g.paymentID(i)}.String()
+	}
 	oneDay := service.RequestLogFilter{From: from, To: from.Add(day)}
 	return []listCase{
 		logs("first page", service.RequestLogFilter{}, nil),
@@ -320,6 +360,20 @@ func listCases(svc *service.Service, g gen) []listCase {
 		events("one day, dispute_closed", service.EventFilter{Type: checkout.EventPaymentDisputeClosed, From: from, To: from.Add(day)}, nil),
 		{"events", "by id", func(ctx context.Context, n int) (int, error) {
 			_, err := svc.EventIn(ctx, scope, g.eventID(deep(n)))
+			return 1, err
+		}},
+		payments("first page", service.PaymentFilter{}, nil),
+		payments("deep page (cursor)", service.PaymentFilter{}, paymentCursor),
+		payments("status failed (10%)", service.PaymentFilter{Status: checkout.PaymentFailed}, nil),
+		payments("status disputed (0.1%), deep page", service.PaymentFilter{Status: checkout.PaymentDisputed}, paymentCursor),
+		payments("status refunded (none)", service.PaymentFilter{Status: checkout.PaymentRefunded}, nil),
+		payments("to refund (0.1%)", service.PaymentFilter{ToRefund: true}, nil),
+		payments("to refund, deep page", service.PaymentFilter{ToRefund: true}, paymentCursor),
+		{"payments", "count to refund", func(ctx context.Context, n int) (int, error) {
+			return svc.RefundDueCount(ctx, scope)
+		}},
+		{"payments", "by id", func(ctx context.Context, n int) (int, error) {
+			_, err := svc.PaymentIn(ctx, scope, g.paymentID(deep(n)))
 			return 1, err
 		}},
 		{"api keys", "list", func(ctx context.Context, n int) (int, error) {
@@ -412,6 +466,8 @@ func explainLists(ctx context.Context, dialect string, raw *sql.DB, g gen, stder
 	order := ` ORDER BY created_at_ms DESC, request_id DESC LIMIT 51`
 	evBase := `SELECT id FROM events WHERE store_id = $1 AND mode = 'test' AND `
 	evOrder := ` ORDER BY created_at DESC, seq DESC LIMIT 51`
+	payBase := `SELECT id FROM payments WHERE store_id = $1 AND mode = 'test' AND `
+	payOrder := ` ORDER BY created_at_ms DESC, id DESC LIMIT 51`
 	queries := []struct {
 		name, q string
 		args    []any
@@ -429,6 +485,9 @@ func explainLists(ctx context.Context, dialect string, raw *sql.DB, g gen, stder
 			[]any{at / 1000, g.eventID(g.n / 2)}},
 		{"events type", evBase + `type = $2` + evOrder, []any{checkout.EventPaymentDisputeClosed}},
 		{"events dates", evBase + `created_at >= $2 AND created_at < $3` + evOrder, []any{at / 1000, at/1000 + 86_400}},
+		{"payments after cursor", payBase + `created_at_ms <= $2 AND (created_at_ms < $2 OR id < $3)` + payOrder, []any{at, g.paymentID(g.n / 2)}},
+		{"payments status", payBase + `status = $2` + payOrder, []any{"disputed"}},
+		{"payments to refund", payBase + `refund_due = 1` + payOrder, nil},
 	}
 	for _, q := range queries {
 		rows, err := raw.QueryContext(ctx, explain+q.q, append([]any{g.store}, q.args...)...)

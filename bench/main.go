@@ -86,8 +86,8 @@ type config struct {
 	// deliveries is how many deliveries the delivery-list rows load; 0
 	// leaves the rows out.
 	deliveries int
-	// lists is the number of request logs and of events the lists rows
-	// load (-lists); 0 for no lists rows.
+	// lists is the number of request logs, of events and of payments the
+	// lists rows load (-lists); 0 for no lists rows.
 	lists int
 	// receiver is the run's webhook receiver.
 	receiver *receiver
@@ -117,7 +117,7 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (*
 	fs.Float64Var(&c.eventRate, "event-rate", 50, "sessions created per second in the first-attempt row")
 	fs.IntVar(&c.deliveries, "deliveries", 0, "deliveries to load for the dashboard's delivery-list rows, e.g. 1000000 (none by default)")
 	scale := fs.String("scale", "", "comma-separated numbers of stored sessions to measure retrieves at, e.g. 10000,1000000 (none by default)")
-	fs.IntVar(&c.lists, "lists", 0, "request logs and events to load for the dashboard lists rows, e.g. 1000000 (none by default)")
+	fs.IntVar(&c.lists, "lists", 0, "request logs, events and payments to load for the dashboard lists rows, e.g. 1000000 (none by default)")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}

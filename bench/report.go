@@ -379,7 +379,7 @@ func (r *report) printLists(b *strings.Builder) {
 			fmt.Fprintf(b, "  %s skipped: %s\n", rw.Target, rw.Skipped)
 		}
 		if rw.LoadSec > 0 {
-			fmt.Fprintf(b, "  %s: loading the request logs, events and deliveries took %.0f s\n", rw.Target, rw.LoadSec)
+			fmt.Fprintf(b, "  %s: loading the request logs, events, deliveries and payments took %.0f s\n", rw.Target, rw.LoadSec)
 		}
 	}
 	if len(r.Purges) == 0 {

@@ -38,6 +38,10 @@ const (
 	PaymentDisputeLost       PaymentStatus = "dispute_lost"
 )
 
+// PaymentStatuses lists every status, in the order of a payment's life.
+var PaymentStatuses = []PaymentStatus{PaymentProcessing, PaymentSucceeded, PaymentFailed, PaymentPartiallyRefunded,
+	PaymentRefunded, PaymentDisputed, PaymentDisputeLost}
+
 // Captured reports whether the payment's money was collected: it succeeded,
 // whatever happened after (refunds, disputes).
 func (s PaymentStatus) Captured() bool {
@@ -231,6 +235,35 @@ type CryptoDetails struct {
 	// mempool unmined, when the payments job first saw it gone (Unix
 	// milliseconds); 0 otherwise.
 	DroppedAt int64 `json:"dropped_at,omitempty"`
+}
+
+// Excess returns what a live crypto payment received beyond what it had
+// to, in base units; nil when it received no more (or is no live payment:
+// a test payment pays the quote exactly).
+func (d *CryptoDetails) Excess() *big.Int {
+	received, required, ok := d.receivedRequired()
+	if !ok || received.Cmp(required) <= 0 {
+		return nil
+	}
+	return received.Sub(received, required)
+}
+
+// Shortfall returns what a live crypto payment still lacks, in base units;
+// nil when it lacks nothing (or is no live payment).
+func (d *CryptoDetails) Shortfall() *big.Int {
+	received, required, ok := d.receivedRequired()
+	if !ok || received.Cmp(required) >= 0 {
+		return nil
+	}
+	return required.Sub(required, received)
+}
+
+// receivedRequired parses ReceivedBase and RequiredBase; ok is false unless
+// a live node reported both.
+func (d *CryptoDetails) receivedRequired() (received, required *big.Int, ok bool) {
+	received, ok1 := new(big.Int).SetString(d.ReceivedBase, 10)
+	required, ok2 := new(big.Int).SetString(d.RequiredBase, 10)
+	return received, required, ok1 && ok2
 }
 
 // CryptoTopUp is a transaction that added to an underpaid crypto payment.

@@ -2,6 +2,7 @@ package checkout_test
 
 import (
 	"errors"
+	"math/big"
 	"slices"
 	"testing"
 	"time"
@@ -254,6 +255,36 @@ func TestCryptoDetailsAmounts(t *testing.T) {
 	} {
 		if got := c.d.Amounts(); !slices.Equal(got, c.want) {
 			t.Errorf("Amounts of %+v = %v; want %v", c.d, got, c.want)
+		}
+	}
+}
+
+// TestCryptoDetailsExcessShortfall: a live payment's excess and shortfall
+// are received less required, and required less received; a test payment
+// (nothing received reported) has neither.
+func TestCryptoDetailsExcessShortfall(t *testing.T) {
+	str := func(n *big.Int) string {
+		if n == nil {
+			return ""
+		}
+		return n.String()
+	}
+	for _, c := range []struct {
+		d                checkout.CryptoDetails
+		excess, shortage string
+	}{
+		{checkout.CryptoDetails{AmountBase: "100"}, "", ""},
+		{checkout.CryptoDetails{AmountBase: "100", ReceivedBase: "100", RequiredBase: "100"}, "", ""},
+		{checkout.CryptoDetails{AmountBase: "100", ReceivedBase: "125", RequiredBase: "100"}, "25", ""},
+		{checkout.CryptoDetails{AmountBase: "100", ReceivedBase: "60", RequiredBase: "100"}, "", "40"},
+		{checkout.CryptoDetails{AmountBase: "100", ReceivedBase: "60"}, "", ""},
+		{checkout.CryptoDetails{AmountBase: "100", ReceivedBase: "1000000000000000000000001", RequiredBase: "1000000000000000000000000"}, "1", ""},
+	} {
+		if got := str(c.d.Excess()); got != c.excess {
+			t.Errorf("Excess of %+v = %q; want %q", c.d, got, c.excess)
+		}
+		if got := str(c.d.Shortfall()); got != c.shortage {
+			t.Errorf("Shortfall of %+v = %q; want %q", c.d, got, c.shortage)
 		}
 	}
 }

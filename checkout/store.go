@@ -64,6 +64,12 @@ type Store interface {
 	// PaymentListDue returns at most limit payments whose DueAt is at or
 	// before now, the longest due first.
 	PaymentListDue(ctx context.Context, now time.Time, limit int) ([]*Payment, error)
+	// PaymentList returns a page of a store's payments of one mode, newest
+	// first by (CreatedAt, ID), with p's filters: the dashboard's Payments.
+	PaymentList(ctx context.Context, p PaymentListParams) ([]*Payment, error)
+	// PaymentCountRefundDue counts a store's payments of one mode that are
+	// to be refunded (Payment.RefundDue), up to limit: the count stops there.
+	PaymentCountRefundDue(ctx context.Context, merchantID string, mode Mode, limit int) (int, error)
 	// CryptoKeyActive returns a store's active key for a coin; not_found
 	// when it has none.
 	CryptoKeyActive(ctx context.Context, merchantID, coin string) (*CryptoKey, error)
@@ -359,6 +365,19 @@ type RequestLogListParams struct {
 	APIKeyID    string // "" for every key
 	// From and To bound CreatedAt to [From, To); a zero bound is open.
 	From, To time.Time
+	// After is the position the page starts after; zero for the newest.
+	After Cursor
+	Limit int // 50 when 0
+}
+
+// PaymentListParams selects payments of one store and mode, newest first
+// by (CreatedAt, ID), with optional filters that all apply.
+type PaymentListParams struct {
+	MerchantID string
+	Mode       Mode
+	Status     PaymentStatus // "" for every status
+	// RefundDue keeps only the payments to be refunded (Payment.RefundDue).
+	RefundDue bool
 	// After is the position the page starts after; zero for the newest.
 	After Cursor
 	Limit int // 50 when 0

@@ -82,6 +82,9 @@ func New(svc *service.Service, baseURL string, log *slog.Logger) *Dashboard {
 			return strconv.FormatFloat(float64(d.Microseconds())/1000, 'f', 1, 64) + " ms"
 		},
 		"deliveryClass": deliveryClass,
+		"paymentClass":  paymentClass,
+		"unix":          func(sec int64) time.Time { return time.Unix(sec, 0) },
+		"shortHash":     shortHash,
 		"rate": func(c checkout.DeliveryCounts) string {
 			r, ok := c.SuccessRate()
 			if !ok {

@@ -91,3 +91,13 @@ func EndpointQueries(db *DB) []struct {
 func Committers(db *DB) int { return db.dialect.Committers }
 
 func QueuedWrites(db *DB) int { return len(db.group.queue) }
+
+// PaymentListQuery is the query PaymentList runs for p, with its arguments
+// less the dialect's PlanEach options (Explain plans it generically).
+func PaymentListQuery(db *DB, p checkout.PaymentListParams) (string, []any) {
+	q, args := db.paymentListQuery(p)
+	return q, args[len(db.dialect.PlanEach):]
+}
+
+// PaymentCountRefundDueQuery is PaymentCountRefundDue's query.
+const PaymentCountRefundDueQuery = paymentCountRefundDueQuery

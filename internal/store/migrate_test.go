@@ -3,6 +3,7 @@ package store_test
 import (
 	"context"
 	"database/sql"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -29,6 +30,16 @@ func freshDatabase(t *testing.T, name string) (open func() (*store.DB, error), d
 	}
 	t.Fatalf("no database %q", name)
 	return nil, "", ""
+}
+
+// undo0016 undoes migration 0016 (the Payments list) on either database;
+// undo0015 follows it.
+var undo0016 = []string{
+	`DROP INDEX payments_refund_due`,
+	`DROP INDEX payments_status`,
+	`DROP INDEX payments_list`,
+	`CREATE INDEX payments_store ON payments (store_id, mode, created_at_ms)`,
+	`ALTER TABLE payments DROP COLUMN refund_due`,
 }
 
 // undo0015 undoes migration 0015 (chain cursors) on either database;
@@ -102,6 +113,96 @@ var undo0010 = []string{
 	`DELETE FROM schema_migrations WHERE version >= 10`,
 }
 
+// TestMigratePaymentList upgrades a database of version 15 holding a failed
+// payment of every failure code, a succeeded one and a processing one: the
+// Payments list's refund filter then finds exactly those that
+// Payment.RefundDue flags, as if they had been written after the upgrade.
+func TestMigratePaymentList(t *testing.T) {
+	ctx := context.Background()
+	codes := []string{
+		checkout.FailCardDeclined, checkout.FailInsufficientFunds, checkout.FailExpiredCard, checkout.FailIncorrectCVC,
+		checkout.FailProcessingError, checkout.FailTestModeLiveCard, checkout.FailSessionExpired, checkout.FailSessionCompleted,
+		checkout.FailDuplicatePayment, checkout.FailTradeReversed, checkout.FailCapturedAfterFailure, checkout.FailConfirmationTimeout,
+		checkout.FailUnderpaid, checkout.FailReplaced, checkout.FailDoubleSpent, checkout.FailDropped,
+		"", "", // a succeeded and a processing payment
+	}
+	for _, name := range storetest.Databases {
+		t.Run(name, func(t *testing.T) {
+			open, driver, dsn := freshDatabase(t, name)
+			db, err := open()
+			if err != nil {
+				t.Fatal(err)
+			}
+			at := time.Unix(1_790_000_000, 0)
+			m := &checkout.Merchant{ID: checkout.NewStoreID(), Name: "Acme", Currency: "USD", CreatedAt: at}
+			var want []string
+			err = db.InTx(ctx, func(tx checkout.Tx) error {
+				if err := tx.MerchantInsert(ctx, m); err != nil {
+					return err
+				}
+				for i, code := range codes {
+					s := &checkout.Session{ID: checkout.NewSessionID(), MerchantID: m.ID, Mode: checkout.ModeLive, Status: checkout.StatusOpen,
+						Title: "Order", Currency: "USD", Amount: 1500, TotalAmount: 1500, Items: []checkout.Item{{Name: "Sword", Amount: 1500, Quantity: 1}},
+						Metadata: map[string]string{}, CreatedAt: at, ExpiresAt: at.Add(time.Hour)}
+					if err := tx.SessionInsert(ctx, s); err != nil {
+						return err
+					}
+					p := checkout.NewPayment(s, checkout.MethodCrypto, at.Add(time.Duration(i)*time.Millisecond))
+					switch {
+					case code != "":
+						if err := p.Fail(code, p.CreatedAt); err != nil {
+							return err
+						}
+					case i == len(codes)-2:
+						if err := p.Succeed(checkout.DefaultPricing, p.CreatedAt); err != nil {
+							return err
+						}
+					}
+					if p.RefundDue() {
+						want = append([]string{p.ID}, want...)
+					}
+					if err := tx.PaymentInsert(ctx, p); err != nil {
+						return err
+					}
+				}
+				return nil
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			db.Close()
+
+			raw, err := sql.Open(driver, dsn)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, q := range append(undo0016, `DELETE FROM schema_migrations WHERE version >= 16`) {
+				if _, err := raw.ExecContext(ctx, q); err != nil {
+					t.Fatalf("%s: %v", q, err)
+				}
+			}
+			raw.Close()
+
+			db, err = open()
+			if err != nil {
+				t.Fatalf("upgrade to 16: %v", err)
+			}
+			defer db.Close()
+			got, err := db.PaymentList(ctx, checkout.PaymentListParams{MerchantID: m.ID, Mode: checkout.ModeLive, RefundDue: true})
+			var ids []string
+			for _, p := range got {
+				ids = append(ids, p.ID)
+			}
+			if err != nil || len(want) != 5 || !slices.Equal(ids, want) {
+				t.Errorf("payments to refund after the upgrade = %v, %v; want the %d refund-due ones %v", ids, err, len(want), want)
+			}
+			if all, err := db.PaymentList(ctx, checkout.PaymentListParams{MerchantID: m.ID, Mode: checkout.ModeLive}); err != nil || len(all) != len(codes) {
+				t.Errorf("payments after the upgrade = %d, %v; want %d", len(all), err, len(codes))
+			}
+		})
+	}
+}
+
 // TestMigrateHMACSecrets upgrades a database of version 11 holding a bearer
 // key: the key keeps working, with no sealed secret, and an HMAC key stored
 // after the upgrade keeps its own.
@@ -136,7 +237,7 @@ func TestMigrateHMACSecrets(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			for _, q := range append(append(append(append(undo0015, undo0014...), undo0013...), undo0012...), `DELETE FROM schema_migrations WHERE version >= 12`) {
+			for _, q := range append(append(append(append(append(undo0016, undo0015...), undo0014...), undo0013...), undo0012...), `DELETE FROM schema_migrations WHERE version >= 12`) {
 				if _, err := raw.ExecContext(ctx, q); err != nil {
 					t.Fatalf("%s: %v", q, err)
 				}
@@ -210,7 +311,7 @@ func TestMigrateDashboardWebhooks(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			for _, q := range append(append(append(append(append(append(undo0015, undo0014...), undo0013...), undo0012...), undo0011...), undo0010...),
+			for _, q := range append(append(append(append(append(append(append(undo0016, undo0015...), undo0014...), undo0013...), undo0012...), undo0011...), undo0010...),
 				`INSERT INTO delivery_attempts (delivery_id, number, started_at_ms, duration_us, status_code, error, response_body)
 					VALUES ('`+d.ID+`', 1, 1790000000000, 1000, 500, 'receiver answered 500', '')`,
 				`UPDATE deliveries SET status = 'failed'`,
@@ -284,7 +385,7 @@ func TestMigrateCryptoTxHash(t *testing.T) {
 				t.Fatal(err)
 			}
 			// (Each migration after 4 is undone here too.)
-			for _, q := range append(append(append(append(append(append(undo0015, undo0014...), undo0013...), undo0012...), undo0011...), undo0010...), []string{
+			for _, q := range append(append(append(append(append(append(append(undo0016, undo0015...), undo0014...), undo0013...), undo0012...), undo0011...), undo0010...), []string{
 				`DROP TABLE setup_tokens`,
 				`DROP TABLE dashboard_sessions`,
 				`DROP TABLE memberships`,

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/checkoutd/checkoutd/checkout"
@@ -62,7 +63,7 @@ func paymentArgs(p *checkout.Payment) ([]any, error) {
 	return []any{p.ID, p.SessionID, p.MerchantID, string(p.Mode), string(p.Method), string(p.Status), boolInt(p.Status.Captured()),
 		p.Amount, p.AmountRefunded, p.Fee, p.Currency,
 		p.CardBrand, p.CardLast4, p.BuyerCountry, p.CustomerName, p.ReceiptEmail, p.FailureCode, p.FailureMessage, string(details), boolInt(p.DisputeOnSuccess),
-		unixMilliPtr(p.DueAt), p.CreatedAt.UnixMilli(), p.UpdatedAt.UnixMilli(), unixPtr(p.SucceededAt), txHash}, nil
+		unixMilliPtr(p.DueAt), p.CreatedAt.UnixMilli(), p.UpdatedAt.UnixMilli(), unixPtr(p.SucceededAt), txHash, boolInt(p.RefundDue())}, nil
 }
 
 func paymentNotFound(id string) error {
@@ -76,8 +77,10 @@ func (tx *Tx) PaymentInsert(ctx context.Context, p *checkout.Payment) error {
 	if err != nil {
 		return err
 	}
-	_, err = tx.exec(ctx, `INSERT INTO payments (`+paymentColumns+`)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24, $25)`, args...)
+	// refund_due is derived from the payment, as captured is, and never
+	// read back: it is what the refund list's index holds (migration 0016).
+	_, err = tx.exec(ctx, `INSERT INTO payments (`+paymentColumns+`, refund_due)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24, $25, $26)`, args...)
 	return tx.db.translate(err)
 }
 
@@ -90,11 +93,13 @@ func (tx *Tx) PaymentUpdate(ctx context.Context, p *checkout.Payment) error {
 	}
 	res, err := tx.exec(ctx, `UPDATE payments SET status = $2, captured = $3, amount_refunded = $4, fee = $5,
 		card_brand = $6, card_last4 = $7, buyer_country = $8, customer_name = $9, failure_code = $10, failure_message = $11,
-		details = $12, dispute_on_success = $13, due_at_ms = $14, updated_at_ms = $15, succeeded_at = $16, receipt_email = $17
+		details = $12, dispute_on_success = $13, due_at_ms = $14, updated_at_ms = $15, succeeded_at = $16, receipt_email = $17,
+		refund_due = $18
 		WHERE id = $1`,
 		p.ID, string(p.Status), boolInt(p.Status.Captured()), p.AmountRefunded, p.Fee,
 		p.CardBrand, p.CardLast4, p.BuyerCountry, p.CustomerName, p.FailureCode, p.FailureMessage,
-		string(details), boolInt(p.DisputeOnSuccess), unixMilliPtr(p.DueAt), p.UpdatedAt.UnixMilli(), unixPtr(p.SucceededAt), p.ReceiptEmail)
+		string(details), boolInt(p.DisputeOnSuccess), unixMilliPtr(p.DueAt), p.UpdatedAt.UnixMilli(), unixPtr(p.SucceededAt), p.ReceiptEmail,
+		boolInt(p.RefundDue()))
 	if err != nil {
 		return tx.db.translate(err)
 	}
@@ -173,6 +178,68 @@ func (db *DB) PaymentListDue(ctx context.Context, now time.Time, limit int) ([]*
 	}
 	return collectSkipping(db, rows, "payments", scanPayment)
 }
+
+// PaymentList returns a page of a store's payments of one mode, newest
+// first by (created_at_ms, id), with p's filters: the dashboard's Payments.
+// Each filter is served by an index of migration 0016 that starts with the
+// scope and ends with the order, so the page is read off it in order and
+// the query stops at the limit:
+//
+//	no filter     payments_list       (store_id, mode, created_at_ms, id)
+//	Status        payments_status     (store_id, mode, status, created_at_ms, id)
+//	RefundDue     payments_refund_due (store_id, mode, created_at_ms, id) WHERE refund_due = 1
+//
+// TestPaymentListPlans checks the plans on both databases.
+func (db *DB) PaymentList(ctx context.Context, p checkout.PaymentListParams) ([]*checkout.Payment, error) {
+	q, args := db.paymentListQuery(p)
+	rows, err := db.readRows(ctx, q, args...)
+	if err != nil {
+		return nil, db.translate(err)
+	}
+	return db.scanPayments(rows)
+}
+
+// paymentListQuery builds PaymentList's query and its arguments. Its text
+// depends only on which filters are set, so the statement cache holds a
+// few.
+func (db *DB) paymentListQuery(p checkout.PaymentListParams) (string, []any) {
+	limit := p.Limit
+	if limit <= 0 {
+		limit = 50
+	}
+	var w where
+	w.add("store_id = ?", p.MerchantID)
+	w.add("mode = ?", string(p.Mode))
+	if p.Status != "" {
+		w.add("status = ?", string(p.Status))
+	}
+	if p.RefundDue {
+		// Written as payments_refund_due's condition, so that both
+		// databases see the partial index answers it.
+		w.add("refund_due = 1")
+	}
+	if !p.After.IsZero() {
+		// The keyset: (created_at_ms, id) < (At, ID), written so that its
+		// first part bounds the index range on either database.
+		at := p.After.At.UnixMilli()
+		w.add("created_at_ms <= ?", at)
+		w.add("(created_at_ms < ? OR id < ?)", at, p.After.ID)
+	}
+	return `SELECT ` + paymentColumns + ` FROM payments WHERE ` + w.sql(db.dialect) +
+		` ORDER BY created_at_ms DESC, id DESC LIMIT ` + strconv.Itoa(limit), w.argsFor(db.dialect)
+}
+
+// PaymentCountRefundDue counts a store's payments of one mode that are to be
+// refunded, up to limit, from payments_refund_due: the dashboard says how
+// many wait ("100 or more" past its limit) without counting a long history.
+func (db *DB) PaymentCountRefundDue(ctx context.Context, merchantID string, mode checkout.Mode, limit int) (int, error) {
+	var n int
+	err := db.readRow(ctx, paymentCountRefundDueQuery, merchantID, string(mode), limit).Scan(&n)
+	return n, db.translate(err)
+}
+
+const paymentCountRefundDueQuery = `SELECT COUNT(*) FROM
+	(SELECT 1 FROM payments WHERE store_id = $1 AND mode = $2 AND refund_due = 1 LIMIT $3) due`
 
 func (db *DB) scanPayments(rows *sql.Rows) ([]*checkout.Payment, error) {
 	defer rows.Close()

@@ -71,3 +71,57 @@ func checkPlan(t *testing.T, what, plan string, ordered bool) {
 		t.Errorf("%s: the plan sorts; want the index's order:\n%s", what, plan)
 	}
 }
+
+// TestPaymentListPlans explains the Payments list's query for every
+// combination of filters, with and without a cursor, and the count of the
+// payments to refund, on both databases: each reads the index of migration
+// 0016 that serves it, in the list's order (no table scan, no sort), so a
+// page costs the same with a million payments kept.
+func TestPaymentListPlans(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		ctx := context.Background()
+		for _, c := range []struct {
+			p     checkout.PaymentListParams
+			index string // "a|b": either
+		}{
+			{checkout.PaymentListParams{}, "payments_list"},
+			{checkout.PaymentListParams{Status: checkout.PaymentFailed}, "payments_status"},
+			{checkout.PaymentListParams{RefundDue: true}, "payments_refund_due"},
+			{checkout.PaymentListParams{RefundDue: true, Status: checkout.PaymentFailed}, "payments_refund_due|payments_status"},
+		} {
+			for _, after := range []checkout.Cursor{{}, {At: time.Unix(2, 0), ID: "pay_x"}} {
+				p := c.p
+				p.MerchantID, p.Mode, p.After = checkout.NewStoreID(), checkout.ModeLive, after
+				q, args := store.PaymentListQuery(db, p)
+				plan, err := store.Explain(ctx, db, q, args...)
+				if err != nil {
+					t.Fatalf("explain %+v: %v", p, err)
+				}
+				if !slices.ContainsFunc(strings.Split(c.index, "|"), func(index string) bool { return strings.Contains(plan, index) }) {
+					t.Errorf("PaymentList(%+v)\nplan:\n%s\nwant it to read %s", p, plan, c.index)
+				}
+				checkPaymentPlan(t, fmt.Sprintf("%+v", p), plan, true)
+			}
+		}
+		plan, err := store.Explain(ctx, db, store.PaymentCountRefundDueQuery, checkout.NewStoreID(), "live", 100)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(plan, "payments_refund_due") {
+			t.Errorf("PaymentCountRefundDue plan:\n%s\nwant it to read payments_refund_due", plan)
+		}
+		checkPaymentPlan(t, "PaymentCountRefundDue", plan, false)
+	})
+}
+
+// checkPaymentPlan fails when plan scans the payments table, or sorts where
+// ordered says the index must give the order.
+func checkPaymentPlan(t *testing.T, what, plan string, ordered bool) {
+	t.Helper()
+	if strings.Contains(plan, "SCAN payments") || strings.Contains(plan, "Seq Scan") {
+		t.Errorf("%s: the plan scans the table:\n%s", what, plan)
+	}
+	if ordered && (strings.Contains(plan, "TEMP B-TREE") || strings.Contains(plan, "Sort")) {
+		t.Errorf("%s: the plan sorts; want the index's order:\n%s", what, plan)
+	}
+}
