@@ -192,12 +192,13 @@ func (p *Page) HandleStatus() http.Handler {
 		if ps.Active != nil {
 			st.Payment = &paymentStatus{Method: ps.Active.Method, Status: ps.Active.Status}
 			if ps.Active.Crypto != nil {
-				pr, err := p.svc.CryptoProgressOf(r.Context(), ps.Active)
-				if err != nil {
-					web.WriteError(w, r, checkout.Internal(err))
-					return
+				// The count is left out while the network does not answer
+				// (the page keeps what it shows); the rest stands.
+				if pr, err := p.svc.CryptoProgressOf(r.Context(), ps.Active); err == nil {
+					st.Payment.Confirmations, st.Payment.ConfirmationsRequired = &pr.Confirmations, &pr.Needed
+				} else {
+					p.log.WarnContext(r.Context(), "crypto confirmations unknown: the network did not answer", "payment_id", ps.Active.ID, "err", err)
 				}
-				st.Payment.Confirmations, st.Payment.ConfirmationsRequired = &pr.Confirmations, &pr.Needed
 				if rem := remaining(ps.Active.Crypto); rem != nil {
 					s := rem.String()
 					st.Payment.RemainingBase = &s

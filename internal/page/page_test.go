@@ -3,6 +3,7 @@ package page
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"net/http"
 	"net/http/cookiejar"
@@ -10,6 +11,7 @@ import (
 	"net/url"
 	"regexp"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -39,10 +41,16 @@ type env struct {
 
 func newEnv(t *testing.T, db *store.DB) *env {
 	t.Helper()
+	return newEnvWith(t, db, pay.Registry{Test: pay.Simulators()})
+}
+
+// newEnvWith is newEnv with processors procs.
+func newEnvWith(t *testing.T, db *store.DB, procs pay.Registry) *env {
+	t.Helper()
 	clk := clock.NewFake(t0)
 	svc := service.New(service.Config{
 		Store: db, Now: clk.Now, CheckoutBaseURL: "https://pay.example.test",
-		Processors: pay.Registry{Test: pay.Simulators()},
+		Processors: procs,
 	})
 	p := New(svc, nil)
 	mux := http.NewServeMux()
@@ -571,5 +579,52 @@ func TestAssets(t *testing.T) {
 		if r := e.get("/assets/nope.js"); r.status != http.StatusNotFound {
 			t.Errorf("GET unknown asset = %d; want 404", r.status)
 		}
+	})
+}
+
+// downNetwork is a crypto network whose node stops answering when down is
+// set: a fault injected into the test network.
+type downNetwork struct {
+	pay.CryptoNetwork
+	down *atomic.Bool
+}
+
+func (n downNetwork) Confirmations(ctx context.Context, p *checkout.Payment, now time.Time) (int, error) {
+	if n.down.Load() {
+		return 0, errors.New("node unreachable: connection refused")
+	}
+	return n.CryptoNetwork.Confirmations(ctx, p, now)
+}
+
+// A payment on its way while the crypto node does not answer (restarting,
+// down): the page and its status still answer, saying the count is
+// unknown for now, never a 500; back, the count shows again.
+func TestCryptoNodeDownOnThePage(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		down := &atomic.Bool{}
+		procs := pay.Simulators()
+		procs.Crypto = downNetwork{procs.Crypto, down}
+		e := newEnvWith(t, db, pay.Registry{Test: procs})
+		s := e.session(checkout.ModeTest, fullBody)
+		e.post("/invoice/"+s.ID+"/crypto", url.Values{"coin": {"BTC"}})
+		e.post("/invoice/"+s.ID+"/crypto/simulate", url.Values{"coin": {"BTC"}})
+
+		down.Store(true)
+		page := e.get("/invoice/" + s.ID)
+		if page.status != http.StatusOK {
+			t.Fatalf("page with the node down = %d; want 200", page.status)
+		}
+		contains(t, "page, node down", page.body, "Payment on its way", "<span data-confirmations>?</span> of <span data-needed>2</span>", "cannot count its confirmations right now")
+		st := e.get("/invoice/" + s.ID + "/status")
+		if st.status != http.StatusOK {
+			t.Fatalf("status with the node down = %d: %s; want 200", st.status, st.body)
+		}
+		contains(t, "status, node down", st.body, `"method":"crypto"`, `"status":"processing"`)
+		lacks(t, "status, node down", st.body, `"confirmations"`)
+
+		down.Store(false)
+		contains(t, "page, node back", e.get("/invoice/"+s.ID).body, "<span data-confirmations>0</span> of <span data-needed>2</span>")
+		lacks(t, "page, node back", e.get("/invoice/"+s.ID).body, "cannot count")
+		contains(t, "status, node back", e.get("/invoice/"+s.ID+"/status").body, `"confirmations":0`)
 	})
 }

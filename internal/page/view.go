@@ -112,7 +112,10 @@ type activeView struct {
 	Coin          string
 	Confirmations int
 	Needed        int
-	HoldUntil     string
+	// CountUnknown is set when the network did not answer for the count
+	// of confirmations.
+	CountUnknown bool
+	HoldUntil    string
 	// Short is set while a live crypto payment has received less than its
 	// amount: the page asks for the rest.
 	Short *shortView
@@ -199,7 +202,10 @@ func (p *Page) view(ctx context.Context, w http.ResponseWriter, r *http.Request,
 		if ps.Active.Crypto != nil {
 			pr, err := p.svc.CryptoProgressOf(ctx, ps.Active)
 			if err != nil {
-				return nil, err
+				// The node does not answer (restarting, down): the page
+				// still shows, and says the count waits for it.
+				p.log.WarnContext(ctx, "crypto confirmations unknown: the network did not answer", "payment_id", ps.Active.ID, "err", err)
+				a.CountUnknown = true
 			}
 			a.Coin, a.Confirmations, a.Needed = ps.Active.Crypto.Coin, pr.Confirmations, pr.Needed
 			if at := ps.Active.Crypto.DroppedAt; at != 0 {

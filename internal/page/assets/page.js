@@ -127,7 +127,9 @@
           if (s.payment && s.payment.confirmations !== undefined) {
             var c = document.querySelector("[data-confirmations]");
             var p = document.querySelector("[data-progress]");
+            var unknown = document.querySelector("[data-count-unknown]");
             if (c) c.textContent = s.payment.confirmations;
+            if (unknown) unknown.remove();
             if (p) { p.value = s.payment.confirmations; p.textContent = s.payment.confirmations + " of " + s.payment.confirmations_required; }
           }
         })
