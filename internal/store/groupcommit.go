@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"sync"
+	"time"
 
 	"github.com/checkoutd/checkoutd/checkout"
 )
@@ -50,6 +51,12 @@ import (
 // and PostgreSQL keeps the savepoints of a transaction (subtransactions) in
 // a cache of 64 before it spills them to disk.
 const MaxBatch = 64
+
+// BatchTimeout bounds a batch's time, as a caller's deadline bounded its
+// own transaction before: a batch stuck behind a lock that is never freed
+// (a PostgreSQL session of an operator left open) fails after it, and
+// everyone in it hears an error, rather than wait for ever.
+const BatchTimeout = 30 * time.Second
 
 // writeReq is one InTx call waiting for a committer.
 type writeReq struct {
@@ -200,7 +207,8 @@ func (db *DB) commitBatch(batch []*writeReq) {
 // error that kept the batch from committing, if any: then nothing of it
 // was written.
 func (db *DB) runBatch(batch []*writeReq) ([]writeResult, []bool, error) {
-	ctx := context.Background()
+	ctx, cancel := context.WithTimeout(context.Background(), BatchTimeout)
+	defer cancel()
 	results := make([]writeResult, len(batch))
 	retry := make([]bool, len(batch))
 	sqlTx, err := db.write.BeginTx(ctx, nil)
