@@ -137,13 +137,19 @@ func (s *Service) ListRequestLogs(ctx context.Context, scope checkout.Scope, f R
 	if err != nil {
 		return page, err
 	}
-	page.Items = logs
-	if len(logs) > n {
-		page.Items = logs[:n]
-		last := logs[n-1]
-		page.Next = checkout.Cursor{At: last.CreatedAt, ID: last.RequestID}.String()
+	return pageOf(logs, n, func(l *checkout.RequestLog) checkout.Cursor { return checkout.Cursor{At: l.CreatedAt, ID: l.RequestID} }), nil
+}
+
+// pageOf makes a page of n from items, a list read with a limit of n+1:
+// the one more tells whether a page follows, and the cursor of the last
+// shown where it starts.
+func pageOf[T any](items []T, n int, cursor func(T) checkout.Cursor) checkout.Page[T] {
+	page := checkout.Page[T]{Items: items}
+	if len(items) > n {
+		page.Items = items[:n]
+		page.Next = cursor(items[n-1]).String()
 	}
-	return page, nil
+	return page
 }
 
 // RequestLogIn returns one request log of the scope by its Request-Id: the

@@ -72,13 +72,7 @@ func (s *Service) ListPayments(ctx context.Context, scope checkout.Scope, f Paym
 	if err != nil {
 		return page, err
 	}
-	page.Items = ps
-	if len(ps) > n {
-		page.Items = ps[:n]
-		last := ps[n-1]
-		page.Next = checkout.Cursor{At: last.CreatedAt, ID: last.ID}.String()
-	}
-	return page, nil
+	return pageOf(ps, n, func(p *checkout.Payment) checkout.Cursor { return checkout.Cursor{At: p.CreatedAt, ID: p.ID} }), nil
 }
 
 // RefundDueCount counts the scope's payments to be refunded, up to
