@@ -64,6 +64,15 @@ func newLive(t *testing.T, db *store.DB, ltc *chaintest.Litecoin) *live {
 	return l
 }
 
+// eachLive runs fn on each database, with checkoutd live on a new regtest
+// node.
+func eachLive(t *testing.T, fn func(t *testing.T, l *live, ltc *chaintest.Litecoin)) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		ltc := chaintest.StartLitecoin(t)
+		fn(t, newLive(t, db, ltc), ltc)
+	})
+}
+
 // newLiveWith is checkoutd with a live network of the coin makeCoin makes
 // (again for each restart of the watcher: a node adapter may keep state in
 // memory), a store with key for it, a live key, and prices.
@@ -294,9 +303,7 @@ func (l *live) payments(sessionID string) map[string][]*checkout.Payment {
 // What real chains do: too little, too much, twice, too late, after the
 // quote's rate went stale, and a watcher that starts again from nothing.
 func TestLiveLitecoinAmounts(t *testing.T) {
-	storetest.Each(t, func(t *testing.T, db *store.DB) {
-		ltc := chaintest.StartLitecoin(t)
-		l := newLive(t, db, ltc)
+	eachLive(t, func(t *testing.T, l *live, ltc *chaintest.Litecoin) {
 		ctx := context.Background()
 		confirm := func() {
 			ltc.Mine(depth)
@@ -440,9 +447,7 @@ func (p testPrices) CoinAmount(_ context.Context, coin checkout.Coin, amount int
 // payment that completes the session; the replaced one is recorded failed,
 // replaced, never the session's, and no money is flagged to refund.
 func TestLiveLitecoinFeeBump(t *testing.T) {
-	storetest.Each(t, func(t *testing.T, db *store.DB) {
-		ltc := chaintest.StartLitecoin(t)
-		l := newLive(t, db, ltc)
+	eachLive(t, func(t *testing.T, l *live, ltc *chaintest.Litecoin) {
 		ctx := context.Background()
 		sess, q := l.session(1500)
 		first := l.pay(q.Address, mustInt(t, q.AmountBase))
@@ -476,9 +481,7 @@ func TestLiveLitecoinFeeBump(t *testing.T) {
 // fails at once, double_spent, and the session is free for another payment,
 // rather than held until the coin's deadline.
 func TestLiveLitecoinDoubleSpend(t *testing.T) {
-	storetest.Each(t, func(t *testing.T, db *store.DB) {
-		ltc := chaintest.StartLitecoin(t)
-		l := newLive(t, db, ltc)
+	eachLive(t, func(t *testing.T, l *live, ltc *chaintest.Litecoin) {
 		ctx := context.Background()
 		sess, q := l.session(1500)
 		txid := l.pay(q.Address, mustInt(t, q.AmountBase))
@@ -510,9 +513,7 @@ func TestLiveLitecoinDoubleSpend(t *testing.T) {
 // longer, the payment fails, dropped, and the session is free; should the
 // transaction confirm after all, the failed payment is flagged for refund.
 func TestLiveLitecoinDropped(t *testing.T) {
-	storetest.Each(t, func(t *testing.T, db *store.DB) {
-		ltc := chaintest.StartLitecoin(t)
-		l := newLive(t, db, ltc)
+	eachLive(t, func(t *testing.T, l *live, ltc *chaintest.Litecoin) {
 		ctx := context.Background()
 		sess, q := l.session(1500)
 		txid := l.pay(q.Address, mustInt(t, q.AmountBase))
@@ -572,9 +573,7 @@ func TestLiveLitecoinDropped(t *testing.T) {
 // each replacement takes over the transactions that still stand, so the
 // payment keeps what arrived and completes; nothing is recorded twice.
 func TestLiveLitecoinFeeBumpTopUp(t *testing.T) {
-	storetest.Each(t, func(t *testing.T, db *store.DB) {
-		ltc := chaintest.StartLitecoin(t)
-		l := newLive(t, db, ltc)
+	eachLive(t, func(t *testing.T, l *live, ltc *chaintest.Litecoin) {
 		ctx := context.Background()
 		sess, q := l.session(1500)
 		amount := mustInt(t, q.AmountBase)
