@@ -317,24 +317,9 @@ func remaining(d *checkout.CryptoDetails) *big.Int {
 	if d == nil || !d.Short() {
 		return nil
 	}
-	received, ok1 := new(big.Int).SetString(d.ReceivedBase, 10)
-	required, ok2 := new(big.Int).SetString(d.RequiredBase, 10)
-	if !ok1 || !ok2 {
-		return nil
-	}
-	return required.Sub(required, received)
+	return d.Shortfall()
 }
 
-// excess returns what a live crypto payment received beyond what was due,
-// in base units; nil when it paid the amount (or is no live payment).
-func excess(d *checkout.CryptoDetails) *big.Int {
-	received, ok1 := new(big.Int).SetString(d.ReceivedBase, 10)
-	required, ok2 := new(big.Int).SetString(d.RequiredBase, 10)
-	if !ok1 || !ok2 || received.Cmp(required) <= 0 {
-		return nil
-	}
-	return received.Sub(received, required)
-}
 
 func expiresAt(t time.Time) string {
 	if t.IsZero() {
@@ -380,7 +365,7 @@ func receipt(ps *service.PageSession) *receiptView {
 		case p.Crypto != nil:
 			c, _ := checkout.CoinByCode(p.Crypto.Coin)
 			rv.Method = checkout.FormatCoin(p.Crypto.AmountBase, c) + " " + c.Code
-			if ex := excess(p.Crypto); ex != nil {
+			if ex := p.Crypto.Excess(); ex != nil {
 				rv.Method = checkout.FormatCoin(p.Crypto.ReceivedBase, c) + " " + c.Code
 				rv.Excess = checkout.FormatCoin(ex.String(), c) + " " + c.Code
 			}
