@@ -320,7 +320,6 @@ func remaining(d *checkout.CryptoDetails) *big.Int {
 	return d.Shortfall()
 }
 
-
 func expiresAt(t time.Time) string {
 	if t.IsZero() {
 		return ""
