@@ -111,94 +111,156 @@ func (db *DB) AttemptList(ctx context.Context, deliveryID string) ([]*checkout.A
 	return collect(db, rows, scanAttempt)
 }
 
-// candidatesQuery picks the deliveries to claim, without locking them: it
-// ranks each endpoint's due deliveries and counts its running leases, so
-// that no endpoint gets more than PerEndpoint at once.
-const candidatesQuery = `SELECT d.id FROM (
-		SELECT id, endpoint_id, next_attempt_at_ms, seq,
-			ROW_NUMBER() OVER (PARTITION BY endpoint_id ORDER BY next_attempt_at_ms, seq) AS rn
-		FROM deliveries
-		WHERE status = 'pending' AND next_attempt_at_ms <= $1 AND lease_until_ms <= $1
-	) d
-	LEFT JOIN (
-		SELECT endpoint_id, COUNT(*) AS busy FROM deliveries
-		WHERE status = 'pending' AND lease_until_ms > $1
-		GROUP BY endpoint_id
-	) b ON b.endpoint_id = d.endpoint_id
-	WHERE d.rn + COALESCE(b.busy, 0) <= $2
-	ORDER BY d.next_attempt_at_ms, d.seq
+// candidatesQuery picks the deliveries to claim, without locking them: the
+// earliest due of each endpoint, at most PerEndpoint less the endpoint's
+// running leases, then the earliest of those up to Limit. It never ranks
+// every due delivery:
+//   - pending_endpoints walks the distinct endpoints of the partial index of
+//     pending deliveries, deliveries_pending_endpoint (%[1]s, the dialect's
+//     IndexedBy of it), one seek each, starting below any id (the empty
+//     string);
+//   - endpoints counts each one's running leases in deliveries_pending_leases
+//     (%[2]s), one range of live leases each;
+//   - %[3]s joins each endpoint's earliest due deliveries, at most PerEndpoint
+//     read in order from deliveries_pending_endpoint.
+//
+// So its cost follows the endpoints with pending deliveries and the leases
+// running, not the backlog (a million due to one endpoint cost what four
+// do) nor the finished deliveries kept. Its parameters: the time now, the
+// per-endpoint cap and the limit.
+const candidatesQuery = `WITH RECURSIVE pending_endpoints(id) AS (
+		SELECT CAST('' AS TEXT)
+		UNION ALL
+		SELECT (SELECT endpoint_id FROM deliveries%[1]s WHERE status = 'pending' AND endpoint_id > p.id ORDER BY endpoint_id LIMIT 1)
+		FROM pending_endpoints p WHERE p.id IS NOT NULL
+	), endpoints AS (
+		SELECT p.id, (SELECT COUNT(*) FROM deliveries%[2]s
+			WHERE endpoint_id = p.id AND status = 'pending' AND lease_until_ms > $1) AS busy
+		FROM pending_endpoints p WHERE p.id IS NOT NULL AND p.id <> ''
+	)
+	SELECT id FROM (
+		SELECT d.id, d.next_attempt_at_ms, d.seq,
+			ROW_NUMBER() OVER (PARTITION BY d.endpoint_id ORDER BY d.next_attempt_at_ms, d.seq) + p.busy AS rank
+		FROM endpoints p
+		%[3]s
+	) c
+	WHERE rank <= $2
+	ORDER BY next_attempt_at_ms, seq
 	LIMIT $3`
 
-// leaseQuery leases the candidates that are still due. On PostgreSQL
-// another node may have claimed, attempted and recorded a candidate since
-// candidatesQuery read it: the rows are locked (skipping those another node
-// is locking) and every condition of being due is checked again on the row
-// as it is now, the next attempt's time included, since a recorded failure
-// leaves the delivery pending and unleased with its next attempt ahead. Its
-// parameters, in the dialect's placeholders (Param): the lease's end, its
-// owner, the ids, then the time now four times.
+// firstDueQuery is the subquery of candidatesQuery that picks the earliest
+// due deliveries of endpoint p.id, at most $2, through
+// deliveries_pending_endpoint (%s, the dialect's IndexedBy): the index
+// gives them in order, so the read stops after $2 entries and the few
+// leased ones it skips.
+const firstDueQuery = `SELECT x.seq FROM deliveries x%s
+			WHERE x.endpoint_id = p.id AND x.status = 'pending' AND x.next_attempt_at_ms <= $1 AND x.lease_until_ms <= $1
+			ORDER BY x.next_attempt_at_ms, x.seq LIMIT $2`
+
+// firstDueJoins join firstDueQuery's deliveries, as d, to each endpoint p
+// of candidatesQuery. PostgreSQL has LATERAL for it (a correlated IN would
+// run once per row of the join); SQLite has no LATERAL, and runs the
+// correlated IN once per endpoint, then reads each seq by rowid.
+var firstDueJoins = map[string]string{
+	"postgres": `CROSS JOIN LATERAL (` + firstDueQuery + `) f JOIN deliveries d ON d.seq = f.seq`,
+	"sqlite":   `JOIN deliveries d ON d.seq IN (` + firstDueQuery + `)`,
+}
+
+// claimCandidatesQuery returns candidatesQuery in db's dialect.
+func (db *DB) claimCandidatesQuery() string {
+	byEndpoint := db.dialect.IndexedBy("deliveries_pending_endpoint")
+	return fmt.Sprintf(candidatesQuery, byEndpoint, db.dialect.IndexedBy("deliveries_pending_leases"),
+		fmt.Sprintf(firstDueJoins[db.dialect.Name], byEndpoint))
+}
+
+// leaseQuery leases the candidates that are still due and returns their
+// ids. On PostgreSQL another node may have claimed, attempted and recorded
+// a candidate since candidatesQuery read it: the rows are locked (skipping
+// those another node is locking) and every condition of being due is
+// checked again on the row as it is now, the next attempt's time included,
+// since a recorded failure leaves the delivery pending and unleased with
+// its next attempt ahead. Its parameters, in the dialect's placeholders
+// (Param): the lease's end, its owner, the ids, then the time now four
+// times.
 const leaseQuery = `UPDATE deliveries SET lease_until_ms = %[1]s, lease_owner = %[2]s
 WHERE id IN (
 	SELECT id FROM deliveries
 	WHERE id IN (%[3]s)
 	AND status = 'pending' AND next_attempt_at_ms <= %[4]s AND lease_until_ms <= %[5]s%[8]s
 )
-AND status = 'pending' AND next_attempt_at_ms <= %[6]s AND lease_until_ms <= %[7]s`
+AND status = 'pending' AND next_attempt_at_ms <= %[6]s AND lease_until_ms <= %[7]s
+RETURNING id`
 
-// lease leases the deliveries of ids that are still due (leaseQuery).
-func (tx *Tx) lease(ctx context.Context, ids []string, p ClaimParams) (int64, error) {
+// lease leases the deliveries of ids that are still due (leaseQuery) and
+// returns those it leased.
+func (tx *Tx) lease(ctx context.Context, ids []string, p ClaimParams) ([]string, error) {
 	param := tx.db.dialect.Param
 	args := make([]any, 0, len(ids)+6)
 	args = append(args, p.LeaseUntil.UnixMilli(), p.Owner)
-	marks := make([]string, len(ids))
-	for i, id := range ids {
-		args = append(args, id)
-		marks[i] = param(len(args))
-	}
+	marks := idMarks(param, &args, ids)
 	now := make([]any, 4)
 	for i := range now {
 		args = append(args, p.Now.UnixMilli())
 		now[i] = param(len(args))
 	}
-	query := fmt.Sprintf(leaseQuery, param(1), param(2), strings.Join(marks, ", "), now[0], now[1], now[2], now[3], tx.db.dialect.SkipLocked)
-	res, err := tx.exec(ctx, query, args...)
+	query := fmt.Sprintf(leaseQuery, param(1), param(2), marks, now[0], now[1], now[2], now[3], tx.db.dialect.SkipLocked)
+	rows, err := tx.rows(ctx, query, args...)
 	if err != nil {
-		return 0, err
+		return nil, err
 	}
-	return res.RowsAffected()
+	return collect(tx.db, rows, scanID)
 }
 
+// idMarks appends ids to args and returns their placeholders, comma
+// separated.
+func idMarks(param func(int) string, args *[]any, ids []string) string {
+	marks := make([]string, len(ids))
+	for i, id := range ids {
+		*args = append(*args, id)
+		marks[i] = param(len(*args))
+	}
+	return strings.Join(marks, ", ")
+}
+
+func scanID(row scanner) (string, error) {
+	var id string
+	return id, row.Scan(&id)
+}
+
+// claimedQuery reads the deliveries a claim leased (%s: the placeholders
+// of their ids) with their endpoints and events, in the order they are due.
+var claimedQuery = `SELECT ` + prefixed("d", deliveryColumns) + `, ` + prefixed("e", endpointColumns) + `,
+		v.id, v.store_id, v.mode, v.type, v.created_at, v.data
+	FROM deliveries d
+	JOIN endpoints e ON e.id = d.endpoint_id
+	JOIN events v ON v.id = d.event_id
+	WHERE d.id IN (%s)
+	ORDER BY d.next_attempt_at_ms, d.seq`
+
 // DeliveryClaim leases due deliveries and returns them with their endpoint
-// and event, in two steps: candidatesQuery picks them, leaseQuery locks and
-// leases those still due.
+// and event, in three steps: candidatesQuery picks them, leaseQuery locks
+// and leases those still due, claimedQuery reads what their attempts need.
 func (db *DB) DeliveryClaim(ctx context.Context, p ClaimParams) ([]*Claim, error) {
 	var claims []*Claim
 	err := db.InTx(ctx, func(t checkout.Tx) error {
 		tx := t.(*Tx)
-		rows, err := tx.rows(ctx, candidatesQuery, p.Now.UnixMilli(), p.PerEndpoint, p.Limit)
+		rows, err := tx.rows(ctx, db.claimCandidatesQuery(), p.Now.UnixMilli(), p.PerEndpoint, p.Limit)
 		if err != nil {
 			return err
 		}
-		ids, err := collect(db, rows, func(row scanner) (string, error) {
-			var id string
-			return id, row.Scan(&id)
-		})
+		ids, err := collect(db, rows, scanID)
 		if err != nil || len(ids) == 0 {
 			return err
 		}
 		if db.claimHook != nil {
 			db.claimHook()
 		}
-		if n, err := tx.lease(ctx, ids, p); err != nil || n == 0 {
+		leased, err := tx.lease(ctx, ids, p)
+		if err != nil || len(leased) == 0 {
 			return err
 		}
-		rows, err = tx.rows(ctx, `SELECT `+prefixed("d", deliveryColumns)+`, `+prefixed("e", endpointColumns)+`,
-			v.id, v.store_id, v.mode, v.type, v.created_at, v.data
-			FROM deliveries d
-			JOIN endpoints e ON e.id = d.endpoint_id
-			JOIN events v ON v.id = d.event_id
-			WHERE d.lease_owner = $1 AND d.lease_until_ms = $2 AND d.status = 'pending'
-			ORDER BY d.next_attempt_at_ms, d.seq`, p.Owner, p.LeaseUntil.UnixMilli())
+		args := make([]any, 0, len(leased))
+		rows, err = tx.rows(ctx, fmt.Sprintf(claimedQuery, idMarks(db.dialect.Param, &args, leased)), args...)
 		if err != nil {
 			return err
 		}
