@@ -315,30 +315,188 @@ func (db *DB) DeliveryRecord(ctx context.Context, owner string, a *checkout.Atte
 
 // DeliveryRecordAll stores finished attempts and their deliveries' new
 // states in one transaction: the dispatcher's group commit, one fsync for
-// the attempts that ended together.
+// the attempts that ended together. Each chunk of recordChunk records takes
+// a few statements whatever its size (recordBatch), so that a batch costs
+// PostgreSQL a few round trips, not three per attempt.
 func (db *DB) DeliveryRecordAll(ctx context.Context, rs []AttemptRecord) ([]bool, error) {
 	updated := make([]bool, len(rs))
 	// Rows are locked in the order of their ids, so that two nodes'
 	// batches never wait for each other in a circle.
-	order := make([]int, len(rs))
-	for i := range order {
-		order[i] = i
-	}
-	slices.SortFunc(order, func(a, b int) int { return strings.Compare(rs[a].Delivery.ID, rs[b].Delivery.ID) })
+	sorted := slices.Clone(rs)
+	slices.SortFunc(sorted, func(a, b AttemptRecord) int { return strings.Compare(a.Delivery.ID, b.Delivery.ID) })
+	done := make(map[*checkout.Attempt]bool, len(rs))
 	err := db.InTx(ctx, func(t checkout.Tx) error {
 		tx := t.(*Tx)
-		for _, i := range order {
-			var err error
-			if updated[i], err = tx.deliveryRecord(ctx, rs[i].Owner, rs[i].Attempt, rs[i].Delivery); err != nil {
+		clear(done)
+		for lo := 0; lo < len(sorted); lo += recordChunk {
+			if err := tx.recordBatch(ctx, sorted[lo:min(lo+recordChunk, len(sorted))], done); err != nil {
 				return err
 			}
 		}
 		return nil
 	})
 	if err != nil {
-		clear(updated)
+		return updated, err
 	}
-	return updated, err
+	for i, r := range rs {
+		updated[i] = done[r.Attempt]
+	}
+	return updated, nil
+}
+
+// recordChunk bounds the records of one recordBatch, and so its
+// statements' parameters (eight per attempt; SQLite allows 32,766).
+const recordChunk = 256
+
+// recordedDelivery is what recordBatch reads of a delivery under its lock.
+type recordedDelivery struct {
+	endpointID, owner string
+	pending           bool
+}
+
+// recordBatch stores rs (sorted by delivery id) as deliveryRecord would each
+// one, in four statements: it locks the deliveries, inserts the attempts of
+// those that still exist, updates those whose lease the record's owner
+// still holds, and notes in updated the attempts whose delivery it
+// updated. A delivery finished meanwhile (canceled during the attempt) is
+// the rare case left to deliveryRecordFinished, one statement each; a
+// delivery recorded twice in one batch, to deliveryRecord, one by one.
+func (tx *Tx) recordBatch(ctx context.Context, rs []AttemptRecord, updated map[*checkout.Attempt]bool) error {
+	ids := make([]string, len(rs))
+	for i, r := range rs {
+		ids[i] = r.Delivery.ID
+	}
+	if len(slices.Compact(slices.Clone(ids))) != len(ids) {
+		for _, r := range rs {
+			ok, err := tx.deliveryRecord(ctx, r.Owner, r.Attempt, r.Delivery)
+			if err != nil {
+				return err
+			}
+			updated[r.Attempt] = ok
+		}
+		return nil
+	}
+	rows, err := tx.lockForRecord(ctx, ids)
+	if err != nil {
+		return err
+	}
+	var found, owned, finished []AttemptRecord
+	var endpoints []string
+	for _, r := range rs {
+		row, ok := rows[r.Delivery.ID]
+		switch {
+		case !ok:
+			continue // deleted with its endpoint: no attempt record
+		case row.pending && row.owner == r.Owner:
+			owned = append(owned, r)
+		case !row.pending:
+			finished = append(finished, r)
+		}
+		found = append(found, r)
+		endpoints = append(endpoints, row.endpointID)
+	}
+	if err := tx.attemptInsertAll(ctx, found, endpoints); err != nil {
+		return err
+	}
+	if err := tx.deliveryUpdateAll(ctx, owned); err != nil {
+		return err
+	}
+	for _, r := range owned {
+		updated[r.Attempt] = true
+	}
+	for _, r := range finished {
+		if err := tx.deliveryRecordFinished(ctx, r.Attempt, r.Delivery); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// lockForRecord locks the deliveries of ids, in the order of their ids, and
+// returns what a record needs of each that still exists.
+func (tx *Tx) lockForRecord(ctx context.Context, ids []string) (map[string]recordedDelivery, error) {
+	args := make([]any, 0, len(ids))
+	marks := idMarks(tx.db.dialect.Param, &args, ids)
+	rows, err := tx.rows(ctx, `SELECT id, endpoint_id, lease_owner, status FROM deliveries WHERE id IN (`+marks+`) ORDER BY id`+tx.db.dialect.ForUpdate, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	found := make(map[string]recordedDelivery, len(ids))
+	for rows.Next() {
+		var id, status string
+		var d recordedDelivery
+		if err := rows.Scan(&id, &d.endpointID, &d.owner, &status); err != nil {
+			return nil, err
+		}
+		d.pending = status == string(checkout.DeliveryPending)
+		found[id] = d
+	}
+	return found, rows.Err()
+}
+
+// attemptInsertAll stores the attempts of rs, the attempt of rs[i] to
+// endpoints[i], in one statement.
+func (tx *Tx) attemptInsertAll(ctx context.Context, rs []AttemptRecord, endpoints []string) error {
+	if len(rs) == 0 {
+		return nil
+	}
+	param := tx.db.dialect.Param
+	args := make([]any, 0, 8*len(rs))
+	values := make([]string, len(rs))
+	for i, r := range rs {
+		a := r.Attempt
+		marks := make([]string, 8)
+		for j, v := range []any{a.DeliveryID, a.Number, a.StartedAt.UnixMilli(), a.Duration.Microseconds(), a.StatusCode, a.Error, a.ResponseBody, endpoints[i]} {
+			args = append(args, v)
+			marks[j] = param(len(args))
+		}
+		values[i] = "(" + strings.Join(marks, ", ") + ")"
+	}
+	_, err := tx.exec(ctx, `INSERT INTO delivery_attempts (delivery_id, number, started_at_ms, duration_us, status_code, error, response_body, endpoint_id)
+		VALUES `+strings.Join(values, ", "), args...)
+	return err
+}
+
+// deliveryUpdateAll stores the new states of rs's deliveries, whose leases
+// their owners hold (locked by lockForRecord), in one statement, which
+// ends the leases. The values are cast to their columns' types so that
+// PostgreSQL knows the parameters' types in a derived table.
+func (tx *Tx) deliveryUpdateAll(ctx context.Context, rs []AttemptRecord) error {
+	if len(rs) == 0 {
+		return nil
+	}
+	param := tx.db.dialect.Param
+	args := make([]any, 0, 8*len(rs))
+	selects := make([]string, len(rs))
+	for i, r := range rs {
+		d := r.Delivery
+		cols := []struct {
+			name, typ string
+			v         any
+		}{
+			{"id", "TEXT", d.ID}, {"owner", "TEXT", r.Owner}, {"status", "TEXT", string(d.Status)},
+			{"attempts", "BIGINT", d.Attempts}, {"next_ms", "BIGINT", d.NextAttemptAt.UnixMilli()},
+			{"code", "BIGINT", d.LastStatusCode}, {"err", "TEXT", d.LastError}, {"updated_ms", "BIGINT", d.UpdatedAt.UnixMilli()},
+		}
+		exprs := make([]string, len(cols))
+		for j, c := range cols {
+			args = append(args, c.v)
+			exprs[j] = "CAST(" + param(len(args)) + " AS " + c.typ + ") AS " + c.name
+		}
+		selects[i] = "SELECT " + strings.Join(exprs, ", ")
+	}
+	res, err := tx.exec(ctx, `UPDATE deliveries SET status = v.status, attempts = v.attempts, next_attempt_at_ms = v.next_ms,
+		last_status_code = v.code, last_error = v.err, updated_at_ms = v.updated_ms, lease_until_ms = 0, lease_owner = ''
+		FROM (`+strings.Join(selects, " UNION ALL ")+`) v
+		WHERE deliveries.id = v.id AND deliveries.lease_owner = v.owner AND deliveries.status = 'pending'`, args...)
+	if err != nil {
+		return err
+	}
+	if n, err := res.RowsAffected(); err != nil || n != int64(len(rs)) {
+		return fmt.Errorf("record attempts: %d of %d locked deliveries updated (%v)", n, len(rs), err)
+	}
+	return nil
 }
 
 // deliveryRecord stores one attempt. The delivery is locked first: one
@@ -366,13 +524,19 @@ func (tx *Tx) deliveryRecord(ctx context.Context, owner string, a *checkout.Atte
 	if n, _ := res.RowsAffected(); n == 1 {
 		return true, nil
 	}
-	// Canceled during the attempt: the attempt still happened, so it counts
-	// and its outcome shows, but the status stays. (A delivery still pending
-	// was claimed again by another owner, whose own attempt will count.)
-	_, err = tx.exec(ctx, `UPDATE deliveries SET attempts = $2, last_status_code = $3, last_error = $4, updated_at_ms = $5
+	return false, tx.deliveryRecordFinished(ctx, a, d)
+}
+
+// deliveryRecordFinished records attempt a on its delivery d if d finished
+// during the attempt (canceled): the attempt still happened, so it counts
+// and its outcome shows, but the status stays. (A delivery still pending
+// was claimed again by another owner, whose own attempt will count: it is
+// left alone.)
+func (tx *Tx) deliveryRecordFinished(ctx context.Context, a *checkout.Attempt, d *checkout.Delivery) error {
+	_, err := tx.exec(ctx, `UPDATE deliveries SET attempts = $2, last_status_code = $3, last_error = $4, updated_at_ms = $5
 		WHERE id = $1 AND attempts < $2 AND status <> 'pending'`,
 		d.ID, a.Number, a.StatusCode, a.Error, d.UpdatedAt.UnixMilli())
-	return false, err
+	return err
 }
 
 // attemptInsert stores an attempt of a delivery to endpointID.
