@@ -120,7 +120,8 @@ func (db *DB) AttemptList(ctx context.Context, deliveryID string) ([]*checkout.A
 //     IndexedBy of it), one seek each, starting below any id (the empty
 //     string);
 //   - endpoints counts each one's running leases in deliveries_pending_leases
-//     (%[2]s), one range of live leases each;
+//     (%[2]s), which holds only leased deliveries (every lease has an
+//     owner), one range of live leases each;
 //   - %[3]s joins each endpoint's earliest due deliveries, at most PerEndpoint
 //     read in order from deliveries_pending_endpoint.
 //
@@ -135,7 +136,7 @@ const candidatesQuery = `WITH RECURSIVE pending_endpoints(id) AS (
 		FROM pending_endpoints p WHERE p.id IS NOT NULL
 	), endpoints AS (
 		SELECT p.id, (SELECT COUNT(*) FROM deliveries%[2]s
-			WHERE endpoint_id = p.id AND status = 'pending' AND lease_until_ms > $1) AS busy
+			WHERE endpoint_id = p.id AND status = 'pending' AND lease_owner <> '' AND lease_until_ms > $1) AS busy
 		FROM pending_endpoints p WHERE p.id IS NOT NULL AND p.id <> ''
 	)
 	SELECT id FROM (
@@ -173,43 +174,57 @@ func (db *DB) claimCandidatesQuery() string {
 		fmt.Sprintf(firstDueJoins[db.dialect.Name], byEndpoint))
 }
 
-// leaseQuery leases the candidates that are still due and returns their
-// ids. On PostgreSQL another node may have claimed, attempted and recorded
-// a candidate since candidatesQuery read it: the rows are locked (skipping
-// those another node is locking) and every condition of being due is
-// checked again on the row as it is now, the next attempt's time included,
-// since a recorded failure leaves the delivery pending and unleased with
-// its next attempt ahead. Its parameters, in the dialect's placeholders
-// (Param): the lease's end, its owner, the ids, then the time now four
-// times.
-const leaseQuery = `UPDATE deliveries SET lease_until_ms = %[1]s, lease_owner = %[2]s
-WHERE id IN (
-	SELECT id FROM deliveries
-	WHERE id IN (%[3]s)
-	AND status = 'pending' AND next_attempt_at_ms <= %[4]s AND lease_until_ms <= %[5]s%[8]s
-)
-AND status = 'pending' AND next_attempt_at_ms <= %[6]s AND lease_until_ms <= %[7]s
-RETURNING id`
-
-// lease leases the deliveries of ids that are still due (leaseQuery) and
-// returns those it leased.
+// lease leases the deliveries of ids that are still due, and returns those.
+// On PostgreSQL another node may have claimed, attempted and recorded a
+// candidate since candidatesQuery read it: the rows are locked first
+// (skipping those another node is locking) and every condition of being
+// due is checked again on the row as it is once locked, the next attempt's
+// time included, since a recorded failure leaves the delivery pending and
+// unleased with its next attempt ahead. Both statements find the rows by id
+// alone: a condition on the due time in them would let the planner read the
+// index of pending deliveries by due time, every due one, when its
+// statistics are behind a burst of deliveries.
 func (tx *Tx) lease(ctx context.Context, ids []string, p ClaimParams) ([]string, error) {
 	param := tx.db.dialect.Param
-	args := make([]any, 0, len(ids)+6)
-	args = append(args, p.LeaseUntil.UnixMilli(), p.Owner)
-	marks := idMarks(param, &args, ids)
-	now := make([]any, 4)
-	for i := range now {
-		args = append(args, p.Now.UnixMilli())
-		now[i] = param(len(args))
-	}
-	query := fmt.Sprintf(leaseQuery, param(1), param(2), marks, now[0], now[1], now[2], now[3], tx.db.dialect.SkipLocked)
-	rows, err := tx.rows(ctx, query, args...)
+	args := make([]any, 0, len(ids))
+	rows, err := tx.rows(ctx, fmt.Sprintf(lockCandidatesQuery, idMarks(param, &args, ids), tx.db.dialect.SkipLocked), args...)
 	if err != nil {
 		return nil, err
 	}
-	return collect(tx.db, rows, scanID)
+	due, err := dueOf(rows, p.Now.UnixMilli())
+	if err != nil || len(due) == 0 {
+		return nil, tx.db.translate(err)
+	}
+	args = append(args[:0], p.LeaseUntil.UnixMilli(), p.Owner)
+	_, err = tx.exec(ctx, fmt.Sprintf(leaseQuery, param(1), param(2), idMarks(param, &args, due)), args...)
+	return due, err
 }
+
+// dueOf returns the ids of the rows of lockCandidatesQuery that are due at
+// now: pending, their next attempt's time come, no lease running.
+func dueOf(rows *sql.Rows, now int64) ([]string, error) {
+	defer rows.Close()
+	var due []string
+	for rows.Next() {
+		var id, status string
+		var next, leaseUntil int64
+		if err := rows.Scan(&id, &status, &next, &leaseUntil); err != nil {
+			return nil, err
+		}
+		if status == string(checkout.DeliveryPending) && next <= now && leaseUntil <= now {
+			due = append(due, id)
+		}
+	}
+	return due, rows.Err()
+}
+
+// lockCandidatesQuery locks the candidates (%s: the placeholders of their
+// ids; then the dialect's SkipLocked) and reads whether they are due.
+const lockCandidatesQuery = `SELECT id, status, next_attempt_at_ms, lease_until_ms FROM deliveries WHERE id IN (%s)%s`
+
+// leaseQuery leases deliveries to an owner: its parameters are the lease's
+// end, its owner and the ids (%s, in the dialect's placeholders).
+const leaseQuery = `UPDATE deliveries SET lease_until_ms = %s, lease_owner = %s WHERE id IN (%s)`
 
 // idMarks appends ids to args and returns their placeholders, comma
 // separated.
@@ -238,9 +253,13 @@ var claimedQuery = `SELECT ` + prefixed("d", deliveryColumns) + `, ` + prefixed(
 	ORDER BY d.next_attempt_at_ms, d.seq`
 
 // DeliveryClaim leases due deliveries and returns them with their endpoint
-// and event, in three steps: candidatesQuery picks them, leaseQuery locks
-// and leases those still due, claimedQuery reads what their attempts need.
+// and event: candidatesQuery picks them, lease locks and leases those still
+// due, claimedQuery reads what their attempts need.
 func (db *DB) DeliveryClaim(ctx context.Context, p ClaimParams) ([]*Claim, error) {
+	if p.Owner == "" {
+		// The leases' index holds the deliveries that have an owner.
+		return nil, errors.New("claim: a lease needs an owner")
+	}
 	var claims []*Claim
 	err := db.InTx(ctx, func(t checkout.Tx) error {
 		tx := t.(*Tx)

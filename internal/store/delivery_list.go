@@ -127,8 +127,7 @@ const (
 		FROM deliveries WHERE endpoint_id = $1 AND status IN ('succeeded', 'failed') AND updated_at_ms >= $2 AND updated_at_ms <= $4
 		GROUP BY status`
 	// healthQueuedQuery counts the pending deliveries, from
-	// deliveries_pending_endpoint, deliveries_pending_leases or
-	// deliveries_endpoint_status.
+	// deliveries_pending_endpoint or deliveries_endpoint_status.
 	healthQueuedQuery = `SELECT COUNT(*) FROM deliveries WHERE endpoint_id = $1 AND status = 'pending'`
 	// healthLastSuccessQuery, healthLastFailureQuery and
 	// healthFailingSinceQuery read one entry of

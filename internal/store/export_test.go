@@ -78,7 +78,7 @@ func EndpointQueries(db *DB) []struct {
 		Args         []any
 	}{
 		{"deliveries_endpoint_finished", healthCountsQuery, []any{"we_x", int64(1), int64(2), int64(3)}},
-		{"deliveries_pending_endpoint|deliveries_pending_leases|deliveries_endpoint_status", healthQueuedQuery, []any{"we_x"}},
+		{"deliveries_pending_endpoint|deliveries_endpoint_status", healthQueuedQuery, []any{"we_x"}},
 		{"delivery_attempts_endpoint_ok", healthLastSuccessQuery, []any{"we_x"}},
 		{"delivery_attempts_endpoint_failed", healthLastFailureQuery, []any{"we_x"}},
 		{"delivery_attempts_endpoint_failed", healthFailingSinceQuery, []any{"we_x", int64(1)}},
@@ -103,18 +103,26 @@ func PaymentListQuery(db *DB, p checkout.PaymentListParams) (string, []any) {
 const PaymentCountRefundDueQuery = paymentCountRefundDueQuery
 
 // ClaimQueries are the queries of a claim, each with the indexes it must
-// read and arguments to explain it with.
+// read, an index it must not read ("" for none), and arguments to explain
+// it with.
 func ClaimQueries(db *DB) []struct {
 	Indexes []string
+	Avoid   string
 	Query   string
 	Args    []any
 } {
+	param := db.dialect.Param
+	lock := fmt.Sprintf(lockCandidatesQuery, param(1)+", "+param(2), db.dialect.SkipLocked)
+	lease := fmt.Sprintf(leaseQuery, param(1), param(2), param(3)+", "+param(4))
 	return []struct {
 		Indexes []string
+		Avoid   string
 		Query   string
 		Args    []any
 	}{
-		{[]string{"deliveries_pending_endpoint", "deliveries_pending_leases"}, db.claimCandidatesQuery(), []any{int64(1), 4, 32}},
-		{[]string{"deliveries_id_key|sqlite_autoindex_deliveries_1"}, fmt.Sprintf(claimedQuery, db.dialect.Param(1)), []any{"whd_x"}},
+		{[]string{"deliveries_pending_endpoint", "deliveries_pending_leases"}, "", db.claimCandidatesQuery(), []any{int64(1), 4, 32}},
+		{[]string{"deliveries_id_key|sqlite_autoindex_deliveries_1"}, "deliveries_pending_endpoint", lock, []any{"whd_x", "whd_y"}},
+		{[]string{"deliveries_id_key|sqlite_autoindex_deliveries_1"}, "deliveries_pending_endpoint", lease, []any{int64(2), "o", "whd_x", "whd_y"}},
+		{[]string{"deliveries_id_key|sqlite_autoindex_deliveries_1"}, "", fmt.Sprintf(claimedQuery, param(1)), []any{"whd_x"}},
 	}
 }
