@@ -174,53 +174,66 @@ func (db *DB) claimCandidatesQuery() string {
 		fmt.Sprintf(firstDueJoins[db.dialect.Name], byEndpoint))
 }
 
-// lease leases the deliveries of ids that are still due, and returns those.
-// On PostgreSQL another node may have claimed, attempted and recorded a
-// candidate since candidatesQuery read it: the rows are locked first
-// (skipping those another node is locking) and every condition of being
-// due is checked again on the row as it is once locked, the next attempt's
-// time included, since a recorded failure leaves the delivery pending and
-// unleased with its next attempt ahead. Both statements find the rows by id
-// alone: a condition on the due time in them would let the planner read the
-// index of pending deliveries by due time, every due one, when its
-// statistics are behind a burst of deliveries.
-func (tx *Tx) lease(ctx context.Context, ids []string, p ClaimParams) ([]string, error) {
+// lease leases the deliveries of ids that are still due, and returns them
+// with what their attempts need. On PostgreSQL another node may have
+// claimed, attempted and recorded a candidate since candidatesQuery read
+// it: the rows are locked first (skipping those another node is locking)
+// and every condition of being due is checked again on the row as it is
+// once locked, the next attempt's time included, since a recorded failure
+// leaves the delivery pending and unleased with its next attempt ahead.
+// Both statements find the rows by id alone: a condition on the due time
+// in them would let the planner read the index of pending deliveries by due
+// time, every due one, when its statistics are behind a burst of
+// deliveries.
+func (tx *Tx) lease(ctx context.Context, ids []string, p ClaimParams) ([]*Claim, error) {
 	param := tx.db.dialect.Param
 	args := make([]any, 0, len(ids))
 	rows, err := tx.rows(ctx, fmt.Sprintf(lockCandidatesQuery, idMarks(param, &args, ids), tx.db.dialect.SkipLocked), args...)
 	if err != nil {
 		return nil, err
 	}
-	due, err := dueOf(rows, p.Now.UnixMilli())
-	if err != nil || len(due) == 0 {
+	claims, err := dueOf(rows, p.Now.UnixMilli())
+	if err != nil || len(claims) == 0 {
 		return nil, tx.db.translate(err)
+	}
+	due := make([]string, len(claims))
+	for i, c := range claims {
+		due[i] = c.Delivery.ID
 	}
 	args = append(args[:0], p.LeaseUntil.UnixMilli(), p.Owner)
 	_, err = tx.exec(ctx, fmt.Sprintf(leaseQuery, param(1), param(2), idMarks(param, &args, due)), args...)
-	return due, err
+	return claims, err
 }
 
-// dueOf returns the ids of the rows of lockCandidatesQuery that are due at
+// dueOf returns the claims of lockCandidatesQuery's rows that are due at
 // now: pending, their next attempt's time come, no lease running.
-func dueOf(rows *sql.Rows, now int64) ([]string, error) {
+func dueOf(rows *sql.Rows, now int64) ([]*Claim, error) {
 	defer rows.Close()
-	var due []string
+	var due []*Claim
 	for rows.Next() {
-		var id, status string
-		var next, leaseUntil int64
-		if err := rows.Scan(&id, &status, &next, &leaseUntil); err != nil {
+		var leaseUntil int64
+		c, err := scanClaim(rows, &leaseUntil)
+		if err != nil {
 			return nil, err
 		}
-		if status == string(checkout.DeliveryPending) && next <= now && leaseUntil <= now {
-			due = append(due, id)
+		if c.Delivery.Status == checkout.DeliveryPending && c.Delivery.NextAttemptAt.UnixMilli() <= now && leaseUntil <= now {
+			due = append(due, c)
 		}
 	}
 	return due, rows.Err()
 }
 
 // lockCandidatesQuery locks the candidates (%s: the placeholders of their
-// ids; then the dialect's SkipLocked) and reads whether they are due.
-const lockCandidatesQuery = `SELECT id, status, next_attempt_at_ms, lease_until_ms FROM deliveries WHERE id IN (%s)%s`
+// ids; then the dialect's SkipLocked, which locks the deliveries alone) and
+// reads their lease's end and what their attempts need: the delivery, its
+// endpoint as it is now and its event, in the order they are due.
+var lockCandidatesQuery = `SELECT d.lease_until_ms, ` + prefixed("d", deliveryColumns) + `, ` + prefixed("e", endpointColumns) + `,
+		v.id, v.store_id, v.mode, v.type, v.created_at, v.data
+	FROM deliveries d
+	JOIN endpoints e ON e.id = d.endpoint_id
+	JOIN events v ON v.id = d.event_id
+	WHERE d.id IN (%s)
+	ORDER BY d.next_attempt_at_ms, d.seq%s`
 
 // leaseQuery leases deliveries to an owner: its parameters are the lease's
 // end, its owner and the ids (%s, in the dialect's placeholders).
@@ -242,19 +255,9 @@ func scanID(row scanner) (string, error) {
 	return id, row.Scan(&id)
 }
 
-// claimedQuery reads the deliveries a claim leased (%s: the placeholders
-// of their ids) with their endpoints and events, in the order they are due.
-var claimedQuery = `SELECT ` + prefixed("d", deliveryColumns) + `, ` + prefixed("e", endpointColumns) + `,
-		v.id, v.store_id, v.mode, v.type, v.created_at, v.data
-	FROM deliveries d
-	JOIN endpoints e ON e.id = d.endpoint_id
-	JOIN events v ON v.id = d.event_id
-	WHERE d.id IN (%s)
-	ORDER BY d.next_attempt_at_ms, d.seq`
-
 // DeliveryClaim leases due deliveries and returns them with their endpoint
-// and event: candidatesQuery picks them, lease locks and leases those still
-// due, claimedQuery reads what their attempts need.
+// and event: candidatesQuery picks them, lease locks and reads them, and
+// leases those still due.
 func (db *DB) DeliveryClaim(ctx context.Context, p ClaimParams) ([]*Claim, error) {
 	if p.Owner == "" {
 		// The leases' index holds the deliveries that have an owner.
@@ -274,22 +277,15 @@ func (db *DB) DeliveryClaim(ctx context.Context, p ClaimParams) ([]*Claim, error
 		if db.claimHook != nil {
 			db.claimHook()
 		}
-		leased, err := tx.lease(ctx, ids, p)
-		if err != nil || len(leased) == 0 {
-			return err
-		}
-		args := make([]any, 0, len(leased))
-		rows, err = tx.rows(ctx, fmt.Sprintf(claimedQuery, idMarks(db.dialect.Param, &args, leased)), args...)
-		if err != nil {
-			return err
-		}
-		claims, err = collect(db, rows, scanClaim)
+		claims, err = tx.lease(ctx, ids, p)
 		return err
 	})
 	return claims, err
 }
 
-func scanClaim(row scanner) (*Claim, error) {
+// scanClaim reads a claim's columns (lockCandidatesQuery's), after the
+// columns of lead.
+func scanClaim(row scanner, lead ...any) (*Claim, error) {
 	var c Claim
 	var d checkout.Delivery
 	var e checkout.Endpoint
@@ -298,7 +294,7 @@ func scanClaim(row scanner) (*Claim, error) {
 	var ef endpointFields
 	var vCreated int64
 	var data string
-	dest := append(df.dest(&d), ef.dest(&e)...)
+	dest := append(append(lead, df.dest(&d)...), ef.dest(&e)...)
 	dest = append(dest, &v.ID, &v.MerchantID, &v.Mode, &v.Type, &vCreated, &data)
 	if err := row.Scan(dest...); err != nil {
 		return nil, err

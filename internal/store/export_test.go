@@ -123,6 +123,5 @@ func ClaimQueries(db *DB) []struct {
 		{[]string{"deliveries_pending_endpoint", "deliveries_pending_leases"}, "", db.claimCandidatesQuery(), []any{int64(1), 4, 32}},
 		{[]string{"deliveries_id_key|sqlite_autoindex_deliveries_1"}, "deliveries_pending_endpoint", lock, []any{"whd_x", "whd_y"}},
 		{[]string{"deliveries_id_key|sqlite_autoindex_deliveries_1"}, "deliveries_pending_endpoint", lease, []any{int64(2), "o", "whd_x", "whd_y"}},
-		{[]string{"deliveries_id_key|sqlite_autoindex_deliveries_1"}, "", fmt.Sprintf(claimedQuery, param(1)), []any{"whd_x"}},
 	}
 }
