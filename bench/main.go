@@ -223,7 +223,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		}
 	}
 	for _, name := range cfg.targets {
-		if name == "bare" || cfg.claimHistory == 0 {
+		if !isCheckoutd(name) || cfg.claimHistory == 0 {
 			continue
 		}
 		fmt.Fprintf(stderr, "bench: measuring %s's webhook claim\n", name)
