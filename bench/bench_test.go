@@ -18,7 +18,8 @@ import (
 func TestRun(t *testing.T) {
 	var stdout, stderr bytes.Buffer
 	args := []string{"-only", "bare,sqlite", "-duration", "100ms", "-warmup", "0s", "-concurrency", "2", "-pool", "5", "-dir", t.TempDir(), "-json",
-		"-endpoints", "2", "-backlog", "10", "-event-rate", "100", "-scale", "30,20", "-deliveries", "400", "-lists", "2000"}
+		"-endpoints", "2", "-backlog", "10", "-event-rate", "100", "-scale", "30,20", "-deliveries", "400", "-lists", "2000",
+		"-claim-history", "1000"}
 	if err := run(context.Background(), args, func(string) string { return "" }, &stdout, &stderr); err != nil {
 		t.Fatalf("run(%q) = %v; stdout:\n%s\nstderr:\n%s", args, err, &stdout, &stderr)
 	}
@@ -56,7 +57,7 @@ func TestRun(t *testing.T) {
 			t.Errorf("listen forwarded %d; want the backlog's 10", r.Deliveries)
 		}
 	}
-	if want := []string{"bare deliver", "bare one", "sqlite deliver", "sqlite first-attempt", "sqlite listen"}; !slices.Equal(got, want) {
+	if want := []string{"bare deliver", "bare one", "sqlite deliver", "sqlite first-attempt", "sqlite listen", "sqlite claim", "sqlite claim-history"}; !slices.Equal(got, want) {
 		t.Errorf("webhook rows = %q; want %q", got, want)
 	}
 	got = nil
@@ -235,7 +236,7 @@ func TestParseConfig(t *testing.T) {
 	}
 	for _, args := range [][]string{{"-only", "mysql"}, {"-concurrency", "0"}, {"extra"}, {"-scale", "10,x"}, {"-scale", "0"},
 		{"-endpoints", "0"}, {"-endpoints", "17"}, {"-deliveries", "-1"}, {"-backlog", "0"}, {"-event-rate", "0"}, {"-event-rate", "1001"},
-		{"-lists", "-1"}, {"-lists", "999"}} {
+		{"-lists", "-1"}, {"-lists", "999"}, {"-claim-history", "-1"}} {
 		if _, err := parseConfig(args, getenv, &bytes.Buffer{}); err == nil {
 			t.Errorf("parseConfig(%q) = nil error; want one", args)
 		}

@@ -89,6 +89,9 @@ type config struct {
 	// lists is the number of request logs, of events and of payments the
 	// lists rows load (-lists); 0 for no lists rows.
 	lists int
+	// claimHistory is the number of finished deliveries the claim rows
+	// load (-claim-history); 0 leaves the rows out.
+	claimHistory int
 	// receiver is the run's webhook receiver.
 	receiver *receiver
 }
@@ -118,6 +121,7 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (*
 	fs.IntVar(&c.deliveries, "deliveries", 0, "deliveries to load for the dashboard's delivery-list rows, e.g. 1000000 (none by default)")
 	scale := fs.String("scale", "", "comma-separated numbers of stored sessions to measure retrieves at, e.g. 10000,1000000 (none by default)")
 	fs.IntVar(&c.lists, "lists", 0, "request logs, events and payments to load for the dashboard lists rows, e.g. 1000000 (none by default)")
+	fs.IntVar(&c.claimHistory, "claim-history", 0, "finished deliveries to load for the webhook claim rows, e.g. 1000000 (none by default)")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}
@@ -133,8 +137,8 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (*
 	}
 	slices.Sort(c.scale)
 	c.scale = slices.Compact(c.scale)
-	if c.deliveries < 0 {
-		return nil, fmt.Errorf("-deliveries must not be negative")
+	if c.deliveries < 0 || c.claimHistory < 0 {
+		return nil, fmt.Errorf("-deliveries and -claim-history must not be negative")
 	}
 	if c.endpoints < 1 || c.endpoints > checkout.MaxEndpointsPerStore || c.backlog < 1 || c.eventRate <= 0 || c.eventRate > 1000 {
 		return nil, fmt.Errorf("-endpoints must be 1 to %d, -backlog positive and -event-rate above 0 and at most 1000", checkout.MaxEndpointsPerStore)
@@ -216,6 +220,15 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		fmt.Fprintf(stderr, "bench: measuring %s lists\n", name)
 		if err := measureLists(ctx, cfg, name, stderr, rep); err != nil {
 			return fmt.Errorf("%s lists: %w", name, err)
+		}
+	}
+	for _, name := range cfg.targets {
+		if !isCheckoutd(name) || cfg.claimHistory == 0 {
+			continue
+		}
+		fmt.Fprintf(stderr, "bench: measuring %s's webhook claim\n", name)
+		if err := measureClaims(ctx, cfg, name, stderr, rep); err != nil {
+			return fmt.Errorf("%s claim: %w", name, err)
 		}
 	}
 	rep.Memory = readMemory()

@@ -39,6 +39,10 @@ type receiver struct {
 	// arrived, by session id.
 	firstArrival map[string]time.Time
 	total        atomic.Int64
+	// distinct counts the keys of deliveries, for the rows that wait for
+	// a number of them: reading it costs nothing, where counting the map
+	// every millisecond took a share of the two CPUs the drain measures.
+	distinct atomic.Int64
 }
 
 func newReceiver() *receiver {
@@ -79,7 +83,11 @@ func (r *receiver) serve(w http.ResponseWriter, req *http.Request) {
 	json.Unmarshal(body, &ev)
 	r.total.Add(1)
 	r.mu.Lock()
-	r.deliveries[req.Header.Get("Service-Delivery-Id")]++
+	id := req.Header.Get("Service-Delivery-Id")
+	r.deliveries[id]++
+	if r.deliveries[id] == 1 {
+		r.distinct.Add(1)
+	}
 	if id := ev.Data.Object.ID; id != "" {
 		if _, ok := r.firstArrival[id]; !ok {
 			r.firstArrival[id] = at
@@ -96,6 +104,7 @@ func (r *receiver) reset() {
 	clear(r.deliveries)
 	clear(r.firstArrival)
 	r.total.Store(0)
+	r.distinct.Store(0)
 }
 
 // counts returns the distinct deliveries received and how many arrived more
@@ -284,7 +293,7 @@ func measureListen(ctx context.Context, cfg *config, t *target, rep *report) err
 	go func() { done <- l.Run(lctx) }()
 	deadline := start.Add(5 * time.Minute)
 	for {
-		if distinct, _ := cfg.receiver.counts(); distinct >= n || time.Now().After(deadline) || ctx.Err() != nil {
+		if cfg.receiver.distinct.Load() >= int64(n) || time.Now().After(deadline) || ctx.Err() != nil {
 			break
 		}
 		time.Sleep(time.Millisecond)
@@ -359,7 +368,7 @@ func measureDrain(ctx context.Context, cfg *config, t *target, rep *report) erro
 	t.disp.start()
 	deadline := start.Add(5 * time.Minute)
 	for {
-		if distinct, _ := cfg.receiver.counts(); distinct >= want || time.Now().After(deadline) || ctx.Err() != nil {
+		if cfg.receiver.distinct.Load() >= int64(want) || time.Now().After(deadline) || ctx.Err() != nil {
 			break
 		}
 		time.Sleep(time.Millisecond)

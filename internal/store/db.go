@@ -28,9 +28,11 @@ type Dialect struct {
 	// do the same: " FOR SHARE" on PostgreSQL; "" on SQLite, for the reason
 	// above.
 	ForShare string
-	// SkipLocked is appended to the SELECT that picks deliveries to claim:
-	// " FOR UPDATE SKIP LOCKED" on PostgreSQL, so nodes claiming at once take
-	// different rows instead of queueing on each other's; "" on SQLite.
+	// SkipLocked is appended to the SELECT that locks the deliveries to
+	// claim, aliased d, beside their endpoints and events:
+	// " FOR UPDATE OF d SKIP LOCKED" on PostgreSQL, so nodes claiming at once
+	// take different rows instead of queueing on each other's (and lock no
+	// endpoint or event); "" on SQLite.
 	SkipLocked string
 	// IndexedBy returns the clause that makes a SELECT read the named
 	// index, placed after its table: " INDEXED BY name" on SQLite, whose

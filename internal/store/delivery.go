@@ -111,104 +111,181 @@ func (db *DB) AttemptList(ctx context.Context, deliveryID string) ([]*checkout.A
 	return collect(db, rows, scanAttempt)
 }
 
-// candidatesQuery picks the deliveries to claim, without locking them: it
-// ranks each endpoint's due deliveries and counts its running leases, so
-// that no endpoint gets more than PerEndpoint at once.
-const candidatesQuery = `SELECT d.id FROM (
-		SELECT id, endpoint_id, next_attempt_at_ms, seq,
-			ROW_NUMBER() OVER (PARTITION BY endpoint_id ORDER BY next_attempt_at_ms, seq) AS rn
-		FROM deliveries
-		WHERE status = 'pending' AND next_attempt_at_ms <= $1 AND lease_until_ms <= $1
-	) d
-	LEFT JOIN (
-		SELECT endpoint_id, COUNT(*) AS busy FROM deliveries
-		WHERE status = 'pending' AND lease_until_ms > $1
-		GROUP BY endpoint_id
-	) b ON b.endpoint_id = d.endpoint_id
-	WHERE d.rn + COALESCE(b.busy, 0) <= $2
-	ORDER BY d.next_attempt_at_ms, d.seq
+// candidatesQuery picks the deliveries to claim, without locking them: the
+// earliest due of each endpoint, at most PerEndpoint less the endpoint's
+// running leases, then the earliest of those up to Limit. It never ranks
+// every due delivery:
+//   - pending_endpoints walks the distinct endpoints of the partial index of
+//     pending deliveries, deliveries_pending_endpoint (%[1]s, the dialect's
+//     IndexedBy of it), one seek each, starting below any id (the empty
+//     string);
+//   - endpoints counts each one's running leases in deliveries_pending_leases
+//     (%[2]s), which holds only leased deliveries (every lease has an
+//     owner), one range of live leases each;
+//   - %[3]s joins each endpoint's earliest due deliveries, at most PerEndpoint
+//     read in order from deliveries_pending_endpoint.
+//
+// So its cost follows the endpoints with pending deliveries and the leases
+// running, not the backlog (a million due to one endpoint cost what four
+// do) nor the finished deliveries kept. Its parameters: the time now, the
+// per-endpoint cap and the limit.
+const candidatesQuery = `WITH RECURSIVE pending_endpoints(id) AS (
+		SELECT CAST('' AS TEXT)
+		UNION ALL
+		SELECT (SELECT endpoint_id FROM deliveries%[1]s WHERE status = 'pending' AND endpoint_id > p.id ORDER BY endpoint_id LIMIT 1)
+		FROM pending_endpoints p WHERE p.id IS NOT NULL
+	), endpoints AS (
+		SELECT p.id, (SELECT COUNT(*) FROM deliveries%[2]s
+			WHERE endpoint_id = p.id AND status = 'pending' AND lease_owner <> '' AND lease_until_ms > $1) AS busy
+		FROM pending_endpoints p WHERE p.id IS NOT NULL AND p.id <> ''
+	)
+	SELECT id FROM (
+		SELECT d.id, d.next_attempt_at_ms, d.seq,
+			ROW_NUMBER() OVER (PARTITION BY d.endpoint_id ORDER BY d.next_attempt_at_ms, d.seq) + p.busy AS rank
+		FROM endpoints p
+		%[3]s
+	) c
+	WHERE rank <= $2
+	ORDER BY next_attempt_at_ms, seq
 	LIMIT $3`
 
-// leaseQuery leases the candidates that are still due. On PostgreSQL
-// another node may have claimed, attempted and recorded a candidate since
-// candidatesQuery read it: the rows are locked (skipping those another node
-// is locking) and every condition of being due is checked again on the row
-// as it is now, the next attempt's time included, since a recorded failure
-// leaves the delivery pending and unleased with its next attempt ahead. Its
-// parameters, in the dialect's placeholders (Param): the lease's end, its
-// owner, the ids, then the time now four times.
-const leaseQuery = `UPDATE deliveries SET lease_until_ms = %[1]s, lease_owner = %[2]s
-WHERE id IN (
-	SELECT id FROM deliveries
-	WHERE id IN (%[3]s)
-	AND status = 'pending' AND next_attempt_at_ms <= %[4]s AND lease_until_ms <= %[5]s%[8]s
-)
-AND status = 'pending' AND next_attempt_at_ms <= %[6]s AND lease_until_ms <= %[7]s`
+// firstDueQuery is the subquery of candidatesQuery that picks the earliest
+// due deliveries of endpoint p.id, at most $2, through
+// deliveries_pending_endpoint (%s, the dialect's IndexedBy): the index
+// gives them in order, so the read stops after $2 entries and the few
+// leased ones it skips.
+const firstDueQuery = `SELECT x.seq FROM deliveries x%s
+			WHERE x.endpoint_id = p.id AND x.status = 'pending' AND x.next_attempt_at_ms <= $1 AND x.lease_until_ms <= $1
+			ORDER BY x.next_attempt_at_ms, x.seq LIMIT $2`
 
-// lease leases the deliveries of ids that are still due (leaseQuery).
-func (tx *Tx) lease(ctx context.Context, ids []string, p ClaimParams) (int64, error) {
+// firstDueJoins join firstDueQuery's deliveries, as d, to each endpoint p
+// of candidatesQuery. PostgreSQL has LATERAL for it (a correlated IN would
+// run once per row of the join); SQLite has no LATERAL, and runs the
+// correlated IN once per endpoint, then reads each seq by rowid.
+var firstDueJoins = map[string]string{
+	"postgres": `CROSS JOIN LATERAL (` + firstDueQuery + `) f JOIN deliveries d ON d.seq = f.seq`,
+	"sqlite":   `JOIN deliveries d ON d.seq IN (` + firstDueQuery + `)`,
+}
+
+// claimCandidatesQuery returns candidatesQuery in db's dialect.
+func (db *DB) claimCandidatesQuery() string {
+	byEndpoint := db.dialect.IndexedBy("deliveries_pending_endpoint")
+	return fmt.Sprintf(candidatesQuery, byEndpoint, db.dialect.IndexedBy("deliveries_pending_leases"),
+		fmt.Sprintf(firstDueJoins[db.dialect.Name], byEndpoint))
+}
+
+// lease leases the deliveries of ids that are still due, and returns them
+// with what their attempts need. On PostgreSQL another node may have
+// claimed, attempted and recorded a candidate since candidatesQuery read
+// it: the rows are locked first (skipping those another node is locking)
+// and every condition of being due is checked again on the row as it is
+// once locked, the next attempt's time included, since a recorded failure
+// leaves the delivery pending and unleased with its next attempt ahead.
+// Both statements find the rows by id alone: a condition on the due time
+// in them would let the planner read the index of pending deliveries by due
+// time, every due one, when its statistics are behind a burst of
+// deliveries.
+func (tx *Tx) lease(ctx context.Context, ids []string, p ClaimParams) ([]*Claim, error) {
 	param := tx.db.dialect.Param
-	args := make([]any, 0, len(ids)+6)
-	args = append(args, p.LeaseUntil.UnixMilli(), p.Owner)
+	args := make([]any, 0, len(ids))
+	rows, err := tx.rows(ctx, fmt.Sprintf(lockCandidatesQuery, idMarks(param, &args, ids), tx.db.dialect.SkipLocked), args...)
+	if err != nil {
+		return nil, err
+	}
+	claims, err := dueOf(rows, p.Now.UnixMilli())
+	if err != nil || len(claims) == 0 {
+		return nil, tx.db.translate(err)
+	}
+	due := make([]string, len(claims))
+	for i, c := range claims {
+		due[i] = c.Delivery.ID
+	}
+	args = append(args[:0], p.LeaseUntil.UnixMilli(), p.Owner)
+	_, err = tx.exec(ctx, fmt.Sprintf(leaseQuery, param(1), param(2), idMarks(param, &args, due)), args...)
+	return claims, err
+}
+
+// dueOf returns the claims of lockCandidatesQuery's rows that are due at
+// now: pending, their next attempt's time come, no lease running.
+func dueOf(rows *sql.Rows, now int64) ([]*Claim, error) {
+	defer rows.Close()
+	var due []*Claim
+	for rows.Next() {
+		var leaseUntil int64
+		c, err := scanClaim(rows, &leaseUntil)
+		if err != nil {
+			return nil, err
+		}
+		if c.Delivery.Status == checkout.DeliveryPending && c.Delivery.NextAttemptAt.UnixMilli() <= now && leaseUntil <= now {
+			due = append(due, c)
+		}
+	}
+	return due, rows.Err()
+}
+
+// lockCandidatesQuery locks the candidates (%s: the placeholders of their
+// ids; then the dialect's SkipLocked, which locks the deliveries alone) and
+// reads their lease's end and what their attempts need: the delivery, its
+// endpoint as it is now and its event, in the order they are due.
+var lockCandidatesQuery = `SELECT d.lease_until_ms, ` + prefixed("d", deliveryColumns) + `, ` + prefixed("e", endpointColumns) + `,
+		v.id, v.store_id, v.mode, v.type, v.created_at, v.data
+	FROM deliveries d
+	JOIN endpoints e ON e.id = d.endpoint_id
+	JOIN events v ON v.id = d.event_id
+	WHERE d.id IN (%s)
+	ORDER BY d.next_attempt_at_ms, d.seq%s`
+
+// leaseQuery leases deliveries to an owner: its parameters are the lease's
+// end, its owner and the ids (%s, in the dialect's placeholders).
+const leaseQuery = `UPDATE deliveries SET lease_until_ms = %s, lease_owner = %s WHERE id IN (%s)`
+
+// idMarks appends ids to args and returns their placeholders, comma
+// separated.
+func idMarks(param func(int) string, args *[]any, ids []string) string {
 	marks := make([]string, len(ids))
 	for i, id := range ids {
-		args = append(args, id)
-		marks[i] = param(len(args))
+		*args = append(*args, id)
+		marks[i] = param(len(*args))
 	}
-	now := make([]any, 4)
-	for i := range now {
-		args = append(args, p.Now.UnixMilli())
-		now[i] = param(len(args))
-	}
-	query := fmt.Sprintf(leaseQuery, param(1), param(2), strings.Join(marks, ", "), now[0], now[1], now[2], now[3], tx.db.dialect.SkipLocked)
-	res, err := tx.exec(ctx, query, args...)
-	if err != nil {
-		return 0, err
-	}
-	return res.RowsAffected()
+	return strings.Join(marks, ", ")
+}
+
+func scanID(row scanner) (string, error) {
+	var id string
+	return id, row.Scan(&id)
 }
 
 // DeliveryClaim leases due deliveries and returns them with their endpoint
-// and event, in two steps: candidatesQuery picks them, leaseQuery locks and
+// and event: candidatesQuery picks them, lease locks and reads them, and
 // leases those still due.
 func (db *DB) DeliveryClaim(ctx context.Context, p ClaimParams) ([]*Claim, error) {
+	if p.Owner == "" {
+		// The leases' index holds the deliveries that have an owner.
+		return nil, errors.New("claim: a lease needs an owner")
+	}
 	var claims []*Claim
 	err := db.InTx(ctx, func(t checkout.Tx) error {
 		tx := t.(*Tx)
-		rows, err := tx.rows(ctx, candidatesQuery, p.Now.UnixMilli(), p.PerEndpoint, p.Limit)
+		rows, err := tx.rows(ctx, db.claimCandidatesQuery(), p.Now.UnixMilli(), p.PerEndpoint, p.Limit)
 		if err != nil {
 			return err
 		}
-		ids, err := collect(db, rows, func(row scanner) (string, error) {
-			var id string
-			return id, row.Scan(&id)
-		})
+		ids, err := collect(db, rows, scanID)
 		if err != nil || len(ids) == 0 {
 			return err
 		}
 		if db.claimHook != nil {
 			db.claimHook()
 		}
-		if n, err := tx.lease(ctx, ids, p); err != nil || n == 0 {
-			return err
-		}
-		rows, err = tx.rows(ctx, `SELECT `+prefixed("d", deliveryColumns)+`, `+prefixed("e", endpointColumns)+`,
-			v.id, v.store_id, v.mode, v.type, v.created_at, v.data
-			FROM deliveries d
-			JOIN endpoints e ON e.id = d.endpoint_id
-			JOIN events v ON v.id = d.event_id
-			WHERE d.lease_owner = $1 AND d.lease_until_ms = $2 AND d.status = 'pending'
-			ORDER BY d.next_attempt_at_ms, d.seq`, p.Owner, p.LeaseUntil.UnixMilli())
-		if err != nil {
-			return err
-		}
-		claims, err = collect(db, rows, scanClaim)
+		claims, err = tx.lease(ctx, ids, p)
 		return err
 	})
 	return claims, err
 }
 
-func scanClaim(row scanner) (*Claim, error) {
+// scanClaim reads a claim's columns (lockCandidatesQuery's), after the
+// columns of lead.
+func scanClaim(row scanner, lead ...any) (*Claim, error) {
 	var c Claim
 	var d checkout.Delivery
 	var e checkout.Endpoint
@@ -217,7 +294,7 @@ func scanClaim(row scanner) (*Claim, error) {
 	var ef endpointFields
 	var vCreated int64
 	var data string
-	dest := append(df.dest(&d), ef.dest(&e)...)
+	dest := append(append(lead, df.dest(&d)...), ef.dest(&e)...)
 	dest = append(dest, &v.ID, &v.MerchantID, &v.Mode, &v.Type, &vCreated, &data)
 	if err := row.Scan(dest...); err != nil {
 		return nil, err
@@ -253,30 +330,188 @@ func (db *DB) DeliveryRecord(ctx context.Context, owner string, a *checkout.Atte
 
 // DeliveryRecordAll stores finished attempts and their deliveries' new
 // states in one transaction: the dispatcher's group commit, one fsync for
-// the attempts that ended together.
+// the attempts that ended together. Each chunk of recordChunk records takes
+// a few statements whatever its size (recordBatch), so that a batch costs
+// PostgreSQL a few round trips, not three per attempt.
 func (db *DB) DeliveryRecordAll(ctx context.Context, rs []AttemptRecord) ([]bool, error) {
 	updated := make([]bool, len(rs))
 	// Rows are locked in the order of their ids, so that two nodes'
 	// batches never wait for each other in a circle.
-	order := make([]int, len(rs))
-	for i := range order {
-		order[i] = i
-	}
-	slices.SortFunc(order, func(a, b int) int { return strings.Compare(rs[a].Delivery.ID, rs[b].Delivery.ID) })
+	sorted := slices.Clone(rs)
+	slices.SortFunc(sorted, func(a, b AttemptRecord) int { return strings.Compare(a.Delivery.ID, b.Delivery.ID) })
+	done := make(map[*checkout.Attempt]bool, len(rs))
 	err := db.InTx(ctx, func(t checkout.Tx) error {
 		tx := t.(*Tx)
-		for _, i := range order {
-			var err error
-			if updated[i], err = tx.deliveryRecord(ctx, rs[i].Owner, rs[i].Attempt, rs[i].Delivery); err != nil {
+		clear(done)
+		for lo := 0; lo < len(sorted); lo += recordChunk {
+			if err := tx.recordBatch(ctx, sorted[lo:min(lo+recordChunk, len(sorted))], done); err != nil {
 				return err
 			}
 		}
 		return nil
 	})
 	if err != nil {
-		clear(updated)
+		return updated, err
 	}
-	return updated, err
+	for i, r := range rs {
+		updated[i] = done[r.Attempt]
+	}
+	return updated, nil
+}
+
+// recordChunk bounds the records of one recordBatch, and so its
+// statements' parameters (eight per attempt; SQLite allows 32,766).
+const recordChunk = 256
+
+// recordedDelivery is what recordBatch reads of a delivery under its lock.
+type recordedDelivery struct {
+	endpointID, owner string
+	pending           bool
+}
+
+// recordBatch stores rs (sorted by delivery id) as deliveryRecord would each
+// one, in four statements: it locks the deliveries, inserts the attempts of
+// those that still exist, updates those whose lease the record's owner
+// still holds, and notes in updated the attempts whose delivery it
+// updated. A delivery finished meanwhile (canceled during the attempt) is
+// the rare case left to deliveryRecordFinished, one statement each; a
+// delivery recorded twice in one batch, to deliveryRecord, one by one.
+func (tx *Tx) recordBatch(ctx context.Context, rs []AttemptRecord, updated map[*checkout.Attempt]bool) error {
+	ids := make([]string, len(rs))
+	for i, r := range rs {
+		ids[i] = r.Delivery.ID
+	}
+	if len(slices.Compact(slices.Clone(ids))) != len(ids) {
+		for _, r := range rs {
+			ok, err := tx.deliveryRecord(ctx, r.Owner, r.Attempt, r.Delivery)
+			if err != nil {
+				return err
+			}
+			updated[r.Attempt] = ok
+		}
+		return nil
+	}
+	rows, err := tx.lockForRecord(ctx, ids)
+	if err != nil {
+		return err
+	}
+	var found, owned, finished []AttemptRecord
+	var endpoints []string
+	for _, r := range rs {
+		row, ok := rows[r.Delivery.ID]
+		switch {
+		case !ok:
+			continue // deleted with its endpoint: no attempt record
+		case row.pending && row.owner == r.Owner:
+			owned = append(owned, r)
+		case !row.pending:
+			finished = append(finished, r)
+		}
+		found = append(found, r)
+		endpoints = append(endpoints, row.endpointID)
+	}
+	if err := tx.attemptInsertAll(ctx, found, endpoints); err != nil {
+		return err
+	}
+	if err := tx.deliveryUpdateAll(ctx, owned); err != nil {
+		return err
+	}
+	for _, r := range owned {
+		updated[r.Attempt] = true
+	}
+	for _, r := range finished {
+		if err := tx.deliveryRecordFinished(ctx, r.Attempt, r.Delivery); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// lockForRecord locks the deliveries of ids, in the order of their ids, and
+// returns what a record needs of each that still exists.
+func (tx *Tx) lockForRecord(ctx context.Context, ids []string) (map[string]recordedDelivery, error) {
+	args := make([]any, 0, len(ids))
+	marks := idMarks(tx.db.dialect.Param, &args, ids)
+	rows, err := tx.rows(ctx, `SELECT id, endpoint_id, lease_owner, status FROM deliveries WHERE id IN (`+marks+`) ORDER BY id`+tx.db.dialect.ForUpdate, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	found := make(map[string]recordedDelivery, len(ids))
+	for rows.Next() {
+		var id, status string
+		var d recordedDelivery
+		if err := rows.Scan(&id, &d.endpointID, &d.owner, &status); err != nil {
+			return nil, err
+		}
+		d.pending = status == string(checkout.DeliveryPending)
+		found[id] = d
+	}
+	return found, rows.Err()
+}
+
+// attemptInsertAll stores the attempts of rs, the attempt of rs[i] to
+// endpoints[i], in one statement.
+func (tx *Tx) attemptInsertAll(ctx context.Context, rs []AttemptRecord, endpoints []string) error {
+	if len(rs) == 0 {
+		return nil
+	}
+	param := tx.db.dialect.Param
+	args := make([]any, 0, 8*len(rs))
+	values := make([]string, len(rs))
+	for i, r := range rs {
+		a := r.Attempt
+		marks := make([]string, 8)
+		for j, v := range []any{a.DeliveryID, a.Number, a.StartedAt.UnixMilli(), a.Duration.Microseconds(), a.StatusCode, a.Error, a.ResponseBody, endpoints[i]} {
+			args = append(args, v)
+			marks[j] = param(len(args))
+		}
+		values[i] = "(" + strings.Join(marks, ", ") + ")"
+	}
+	_, err := tx.exec(ctx, `INSERT INTO delivery_attempts (delivery_id, number, started_at_ms, duration_us, status_code, error, response_body, endpoint_id)
+		VALUES `+strings.Join(values, ", "), args...)
+	return err
+}
+
+// deliveryUpdateAll stores the new states of rs's deliveries, whose leases
+// their owners hold (locked by lockForRecord), in one statement, which
+// ends the leases. The values are cast to their columns' types so that
+// PostgreSQL knows the parameters' types in a derived table.
+func (tx *Tx) deliveryUpdateAll(ctx context.Context, rs []AttemptRecord) error {
+	if len(rs) == 0 {
+		return nil
+	}
+	param := tx.db.dialect.Param
+	args := make([]any, 0, 8*len(rs))
+	selects := make([]string, len(rs))
+	for i, r := range rs {
+		d := r.Delivery
+		cols := []struct {
+			name, typ string
+			v         any
+		}{
+			{"id", "TEXT", d.ID}, {"owner", "TEXT", r.Owner}, {"status", "TEXT", string(d.Status)},
+			{"attempts", "BIGINT", d.Attempts}, {"next_ms", "BIGINT", d.NextAttemptAt.UnixMilli()},
+			{"code", "BIGINT", d.LastStatusCode}, {"err", "TEXT", d.LastError}, {"updated_ms", "BIGINT", d.UpdatedAt.UnixMilli()},
+		}
+		exprs := make([]string, len(cols))
+		for j, c := range cols {
+			args = append(args, c.v)
+			exprs[j] = "CAST(" + param(len(args)) + " AS " + c.typ + ") AS " + c.name
+		}
+		selects[i] = "SELECT " + strings.Join(exprs, ", ")
+	}
+	res, err := tx.exec(ctx, `UPDATE deliveries SET status = v.status, attempts = v.attempts, next_attempt_at_ms = v.next_ms,
+		last_status_code = v.code, last_error = v.err, updated_at_ms = v.updated_ms, lease_until_ms = 0, lease_owner = ''
+		FROM (`+strings.Join(selects, " UNION ALL ")+`) v
+		WHERE deliveries.id = v.id AND deliveries.lease_owner = v.owner AND deliveries.status = 'pending'`, args...)
+	if err != nil {
+		return err
+	}
+	if n, err := res.RowsAffected(); err != nil || n != int64(len(rs)) {
+		return fmt.Errorf("record attempts: %d of %d locked deliveries updated (%v)", n, len(rs), err)
+	}
+	return nil
 }
 
 // deliveryRecord stores one attempt. The delivery is locked first: one
@@ -304,13 +539,19 @@ func (tx *Tx) deliveryRecord(ctx context.Context, owner string, a *checkout.Atte
 	if n, _ := res.RowsAffected(); n == 1 {
 		return true, nil
 	}
-	// Canceled during the attempt: the attempt still happened, so it counts
-	// and its outcome shows, but the status stays. (A delivery still pending
-	// was claimed again by another owner, whose own attempt will count.)
-	_, err = tx.exec(ctx, `UPDATE deliveries SET attempts = $2, last_status_code = $3, last_error = $4, updated_at_ms = $5
+	return false, tx.deliveryRecordFinished(ctx, a, d)
+}
+
+// deliveryRecordFinished records attempt a on its delivery d if d finished
+// during the attempt (canceled): the attempt still happened, so it counts
+// and its outcome shows, but the status stays. (A delivery still pending
+// was claimed again by another owner, whose own attempt will count: it is
+// left alone.)
+func (tx *Tx) deliveryRecordFinished(ctx context.Context, a *checkout.Attempt, d *checkout.Delivery) error {
+	_, err := tx.exec(ctx, `UPDATE deliveries SET attempts = $2, last_status_code = $3, last_error = $4, updated_at_ms = $5
 		WHERE id = $1 AND attempts < $2 AND status <> 'pending'`,
 		d.ID, a.Number, a.StatusCode, a.Error, d.UpdatedAt.UnixMilli())
-	return false, err
+	return err
 }
 
 // attemptInsert stores an attempt of a delivery to endpointID.

@@ -101,3 +101,27 @@ func PaymentListQuery(db *DB, p checkout.PaymentListParams) (string, []any) {
 
 // PaymentCountRefundDueQuery is PaymentCountRefundDue's query.
 const PaymentCountRefundDueQuery = paymentCountRefundDueQuery
+
+// ClaimQueries are the queries of a claim, each with the indexes it must
+// read, an index it must not read ("" for none), and arguments to explain
+// it with.
+func ClaimQueries(db *DB) []struct {
+	Indexes []string
+	Avoid   string
+	Query   string
+	Args    []any
+} {
+	param := db.dialect.Param
+	lock := fmt.Sprintf(lockCandidatesQuery, param(1)+", "+param(2), db.dialect.SkipLocked)
+	lease := fmt.Sprintf(leaseQuery, param(1), param(2), param(3)+", "+param(4))
+	return []struct {
+		Indexes []string
+		Avoid   string
+		Query   string
+		Args    []any
+	}{
+		{[]string{"deliveries_pending_endpoint", "deliveries_pending_leases"}, "", db.claimCandidatesQuery(), []any{int64(1), 4, 32}},
+		{[]string{"deliveries_id_key|sqlite_autoindex_deliveries_1"}, "deliveries_pending_endpoint", lock, []any{"whd_x", "whd_y"}},
+		{[]string{"deliveries_id_key|sqlite_autoindex_deliveries_1"}, "deliveries_pending_endpoint", lease, []any{int64(2), "o", "whd_x", "whd_y"}},
+	}
+}

@@ -32,6 +32,14 @@ func freshDatabase(t *testing.T, name string) (open func() (*store.DB, error), d
 	return nil, "", ""
 }
 
+// undo0017 undoes migration 0017 (the claim by endpoint) on either
+// database; undo0016 follows it.
+var undo0017 = []string{
+	`CREATE INDEX deliveries_leased ON deliveries (lease_until_ms) WHERE status = 'pending'`,
+	`CREATE INDEX deliveries_due ON deliveries (next_attempt_at_ms) WHERE status = 'pending'`,
+	`DROP INDEX deliveries_pending_leases`,
+}
+
 // undo0016 undoes migration 0016 (the Payments list) on either database;
 // undo0015 follows it.
 var undo0016 = []string{
@@ -176,7 +184,7 @@ func TestMigratePaymentList(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			for _, q := range append(undo0016, `DELETE FROM schema_migrations WHERE version >= 16`) {
+			for _, q := range append(append(undo0017, undo0016...), `DELETE FROM schema_migrations WHERE version >= 16`) {
 				if _, err := raw.ExecContext(ctx, q); err != nil {
 					t.Fatalf("%s: %v", q, err)
 				}
@@ -237,7 +245,7 @@ func TestMigrateHMACSecrets(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			for _, q := range append(append(append(append(append(undo0016, undo0015...), undo0014...), undo0013...), undo0012...), `DELETE FROM schema_migrations WHERE version >= 12`) {
+			for _, q := range append(append(append(append(append(append(undo0017, undo0016...), undo0015...), undo0014...), undo0013...), undo0012...), `DELETE FROM schema_migrations WHERE version >= 12`) {
 				if _, err := raw.ExecContext(ctx, q); err != nil {
 					t.Fatalf("%s: %v", q, err)
 				}
@@ -311,7 +319,7 @@ func TestMigrateDashboardWebhooks(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			for _, q := range append(append(append(append(append(append(append(undo0016, undo0015...), undo0014...), undo0013...), undo0012...), undo0011...), undo0010...),
+			for _, q := range append(append(append(append(append(append(append(append(undo0017, undo0016...), undo0015...), undo0014...), undo0013...), undo0012...), undo0011...), undo0010...),
 				`INSERT INTO delivery_attempts (delivery_id, number, started_at_ms, duration_us, status_code, error, response_body)
 					VALUES ('`+d.ID+`', 1, 1790000000000, 1000, 500, 'receiver answered 500', '')`,
 				`UPDATE deliveries SET status = 'failed'`,
@@ -385,7 +393,7 @@ func TestMigrateCryptoTxHash(t *testing.T) {
 				t.Fatal(err)
 			}
 			// (Each migration after 4 is undone here too.)
-			for _, q := range append(append(append(append(append(append(append(undo0016, undo0015...), undo0014...), undo0013...), undo0012...), undo0011...), undo0010...), []string{
+			for _, q := range append(append(append(append(append(append(append(append(undo0017, undo0016...), undo0015...), undo0014...), undo0013...), undo0012...), undo0011...), undo0010...), []string{
 				`DROP TABLE setup_tokens`,
 				`DROP TABLE dashboard_sessions`,
 				`DROP TABLE memberships`,

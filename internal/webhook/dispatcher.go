@@ -191,10 +191,11 @@ func (d *Dispatcher) Run(ctx context.Context) {
 const claimGather = 2 * time.Millisecond
 
 // gatherFreeSlots waits up to claimGather for a quarter of the workers to be
-// free, unless a new event wakes the dispatcher first. The claim query
-// reads every due delivery (so that no endpoint is starved by another's
-// backlog): run once per ended attempt under load, it would cost more than
-// the attempts, and claiming many at a time costs about as much as one.
+// free, unless a new event wakes the dispatcher first. A claim reads little
+// (a few index entries per endpoint with pending deliveries, whatever the
+// backlog), but it is a write transaction and a commit: run once per ended
+// attempt under load, its commits would cost more than the attempts, and
+// claiming many at a time costs about as much as one.
 func (d *Dispatcher) gatherFreeSlots(ctx context.Context) {
 	enough := max(cap(d.sem)/4, 1)
 	if cap(d.sem)-len(d.sem) >= enough {

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"maps"
 	"net/http"
 	"net/netip"
@@ -993,4 +994,90 @@ func TestAttemptsRecordedTogether(t *testing.T) {
 			})
 		})
 	}
+}
+
+// recordFailingStore fails the writes of one delivery's record: alone, and
+// any batch that holds it (one transaction, so the batch fails whole, as a
+// real failing write would make it).
+type recordFailingStore struct {
+	webhook.Queue
+	victim string
+	off    atomic.Bool
+}
+
+func (s *recordFailingStore) DeliveryRecordAll(ctx context.Context, rs []store.AttemptRecord) ([]bool, error) {
+	for _, r := range rs {
+		if r.Delivery.ID == s.victim && !s.off.Load() {
+			return nil, errors.New("injected failure of one record")
+		}
+	}
+	return s.Queue.DeliveryRecordAll(ctx, rs)
+}
+
+func (s *recordFailingStore) DeliveryRecord(ctx context.Context, owner string, a *checkout.Attempt, d *checkout.Delivery) (bool, error) {
+	if d.ID == s.victim && !s.off.Load() {
+		return false, errors.New("injected failure of one record")
+	}
+	return s.Queue.DeliveryRecord(ctx, owner, a, d)
+}
+
+// One delivery whose record cannot be written costs the others of its batch
+// nothing: each is recorded once, succeeded. The one that failed keeps its
+// lease, unrecorded, and is attempted again when the lease runs out (at
+// least once), then recorded; no other is sent again.
+func TestOneFailingRecordCostsOthersNothing(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		e := newEnv(t, db)
+		r := e.net.Receiver(t, "hooks.example.com")
+		const n = 10
+		var arrived sync.WaitGroup
+		arrived.Add(n)
+		r.SetHandler(func(w http.ResponseWriter, _ *http.Request) {
+			arrived.Done()
+			arrived.Wait() // the ten attempts end together
+		})
+		ep := e.endpoint(r, checkout.ModeTest)
+		for range n {
+			e.createSession(checkout.ModeTest)
+		}
+		victim := e.deliveries(ep)[3].ID
+		st := &recordFailingStore{Queue: db, victim: victim}
+		const lease = time.Minute
+		d := webhook.New(webhook.Config{
+			Store: st, Now: e.clock.Now, PerEndpoint: n, Lease: lease, Logger: slog.New(slog.DiscardHandler),
+			Client: webhook.NewClient(webhook.ClientConfig{Guard: e.guard, RootCAs: e.net.RootCAs(), Dial: e.net.Dial}),
+		})
+		if got, err := d.RunOnce(context.Background()); got != n || err != nil {
+			t.Fatalf("RunOnce = %d, %v; want %d", got, err, n)
+		}
+		for _, dl := range e.deliveries(ep) {
+			recorded := len(e.attempts(dl))
+			switch {
+			case dl.ID == victim && (dl.Status != checkout.DeliveryPending || dl.Attempts != 0 || recorded != 0):
+				t.Errorf("the delivery whose record failed: %s, %d attempts, %d recorded; want pending, unrecorded", dl.Status, dl.Attempts, recorded)
+			case dl.ID != victim && (dl.Status != checkout.DeliverySucceeded || dl.Attempts != 1 || recorded != 1):
+				t.Errorf("delivery %s: %s, %d attempts, %d recorded; want succeeded once", dl.ID, dl.Status, dl.Attempts, recorded)
+			}
+		}
+
+		// The lease runs out: the one unrecorded is sent again, and only it.
+		st.off.Store(true)
+		r.SetHandler(func(http.ResponseWriter, *http.Request) {}) // 200 at once
+		e.clock.Advance(lease + time.Second)
+		if got, err := d.RunOnce(context.Background()); got != 1 || err != nil {
+			t.Fatalf("RunOnce after the lease = %d, %v; want 1", got, err)
+		}
+		perDelivery := map[string]int{}
+		for _, req := range r.Requests() {
+			perDelivery[req.Header.Get("Service-Delivery-Id")]++
+		}
+		for id, got := range perDelivery {
+			if want := map[bool]int{true: 2, false: 1}[id == victim]; got != want {
+				t.Errorf("delivery %s sent %d times; want %d", id, got, want)
+			}
+		}
+		if got, _ := db.DeliveryGet(context.Background(), victim); got.Status != checkout.DeliverySucceeded || got.Attempts != 1 {
+			t.Errorf("the delivery whose record failed, after its retry: %+v; want succeeded", got)
+		}
+	})
 }

@@ -47,7 +47,7 @@ func Open(ctx context.Context, url string) (*store.DB, error) {
 // Dialect is PostgreSQL's.
 var Dialect = store.Dialect{
 	Name:       "postgres",
-	SkipLocked: " FOR UPDATE SKIP LOCKED",
+	SkipLocked: " FOR UPDATE OF d SKIP LOCKED",
 	ForUpdate:  " FOR UPDATE",
 	ForShare:   " FOR SHARE",
 	// Nodes that start together migrate one at a time.

@@ -19,6 +19,7 @@ var webhookTests = []struct {
 	{"Endpoint/RoundTrip", testEndpointRoundTrip},
 	{"Endpoint/NotFound", testEndpointNotFound},
 	{"Delivery/Claim", testDeliveryClaim},
+	{"Delivery/ClaimBacklog", testDeliveryClaimBacklog},
 	{"Delivery/Record", testDeliveryRecord},
 	{"Delivery/RecordAll", testDeliveryRecordAll},
 	{"Delivery/CancelPending", testDeliveryCancelPending},
@@ -154,6 +155,58 @@ func testDeliveryClaim(t *testing.T, db *store.DB) {
 	}
 	if got := claim("e", base.Add(2*time.Hour), 10); !slices.Contains(got, later.ID) {
 		t.Errorf("claim once due = %v; want it to hold %s", got, later.ID)
+	}
+}
+
+// An endpoint's backlog, due before everything else, holds back no other
+// endpoint: a claim takes each endpoint's earliest due up to the cap, less
+// the leases it already has (whoever holds them), then the earliest of
+// those up to the limit. Deliveries not due yet, or finished, are never
+// taken.
+func testDeliveryClaimBacklog(t *testing.T, db *store.DB) {
+	ctx := context.Background()
+	m := newMerchant(t, db, "Acme", base)
+	busy := newEndpoint(t, db, m, checkout.ModeTest, checkout.AllEvents)
+	quiet := newEndpoint(t, db, m, checkout.ModeTest, checkout.AllEvents)
+	waiting := newEndpoint(t, db, m, checkout.ModeTest, checkout.AllEvents)
+	var backlog []*checkout.Delivery
+	for i := range 30 {
+		backlog = append(backlog, newDelivery(t, db, m, busy, base.Add(time.Duration(i)*time.Millisecond)))
+	}
+	done := newDelivery(t, db, m, quiet, base)
+	inTx(t, db, func(tx checkout.Tx) error {
+		_, err := tx.DeliveryCancelPending(ctx, quiet.ID, base)
+		return err
+	})
+	quietD := newDelivery(t, db, m, quiet, base.Add(time.Second))
+	newDelivery(t, db, m, waiting, base.Add(time.Hour)) // not due yet
+	now := base.Add(time.Minute)
+	claim := func(owner string, limit int) []string {
+		t.Helper()
+		cs, err := db.DeliveryClaim(ctx, store.ClaimParams{Owner: owner, Now: now, LeaseUntil: now.Add(time.Minute), Limit: limit, PerEndpoint: 4})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var ids []string
+		for _, c := range cs {
+			ids = append(ids, c.Delivery.ID)
+		}
+		return ids
+	}
+	if got, want := claim("a", 2), []string{backlog[0].ID, backlog[1].ID}; !slices.Equal(got, want) {
+		t.Errorf("claim of 2 = %v; want the backlog's oldest %v", got, want)
+	}
+	// busy has 2 leases (a's): 2 more of it, then quiet's, none of
+	// waiting's nor the canceled one.
+	want := []string{backlog[2].ID, backlog[3].ID, quietD.ID}
+	if got := claim("b", 10); !slices.Equal(got, want) {
+		t.Errorf("claim = %v; want %v", got, want)
+	}
+	if got := claim("c", 10); len(got) != 0 {
+		t.Errorf("claim with every endpoint at its cap or idle = %v; want none", got)
+	}
+	if got, _ := db.DeliveryGet(ctx, done.ID); got.Status != checkout.DeliveryCanceled {
+		t.Errorf("canceled delivery = %+v", got)
 	}
 }
 
