@@ -48,7 +48,10 @@ func Open(ctx context.Context, path string) (*store.DB, error) {
 		pragmas.Add("_pragma", p)
 	}
 	file := "file:" + strings.NewReplacer("%", "%25", "?", "%3f", "#", "%23").Replace(path)
-	writeDSN := file + "?" + pragmas.Encode() + "&_txlock=immediate"
+	// The savepoints of group commit (store.InTx) copy each page they
+	// change to a sub-journal, a temporary file: in memory, not written
+	// to disk and thrown away (it was most of an insert's time).
+	writeDSN := file + "?" + pragmas.Encode() + "&_pragma=temp_store(MEMORY)&_txlock=immediate"
 	write, err := sql.Open("sqlite", writeDSN)
 	if err != nil {
 		return nil, err
