@@ -105,7 +105,13 @@ type DB struct {
 	// the writes they held.
 	group            *committers
 	batches, batched atomic.Int64
+
+	onClose []func() error // OnClose
 }
+
+// OnClose has Close call fn first: what a dialect started beside the
+// pools (SQLite's checkpointer) stops with them.
+func (db *DB) OnClose(fn func() error) { db.onClose = append(db.onClose, fn) }
 
 var _ checkout.Store = (*DB)(nil)
 
@@ -137,8 +143,12 @@ func (db *DB) Dialect() string { return db.dialect.Name }
 func (db *DB) Close() error {
 	db.closed.Store(true)
 	db.stopCommitters()
+	var err error
+	for _, fn := range db.onClose {
+		err = errors.Join(err, fn())
+	}
 	db.stmts.close()
-	err := db.write.Close()
+	err = errors.Join(err, db.write.Close())
 	if db.read != db.write {
 		err = errors.Join(err, db.read.Close())
 	}

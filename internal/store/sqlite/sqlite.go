@@ -20,6 +20,8 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
+	"sync"
+	"time"
 
 	"modernc.org/sqlite"
 	sqlite3 "modernc.org/sqlite/lib"
@@ -44,7 +46,9 @@ func Open(ctx context.Context, path string) (*store.DB, error) {
 		return nil, err
 	}
 	pragmas := url.Values{}
-	for _, p := range []string{"journal_mode(WAL)", "synchronous(FULL)", "busy_timeout(10000)", "foreign_keys(1)"} {
+	// The writer checkpoints only when the log passes 10,000 pages (40
+	// MB), a safety net: the checkpointer below does it in the background.
+	for _, p := range []string{"journal_mode(WAL)", "synchronous(FULL)", "wal_autocheckpoint(10000)", "busy_timeout(10000)", "foreign_keys(1)"} {
 		pragmas.Add("_pragma", p)
 	}
 	file := "file:" + strings.NewReplacer("%", "%25", "?", "%3f", "#", "%23").Replace(path)
@@ -77,7 +81,57 @@ func Open(ctx context.Context, path string) (*store.DB, error) {
 		db.Close()
 		return nil, fmt.Errorf("migrate %s: %w", path, err)
 	}
+	stop, err := startCheckpointer(file + "?" + url.Values{"_pragma": {"busy_timeout(10000)", "synchronous(FULL)"}}.Encode())
+	if err != nil {
+		db.Close()
+		return nil, err
+	}
+	db.OnClose(stop)
 	return db, nil
+}
+
+// CheckpointInterval is how often the checkpointer folds the write-ahead
+// log into the database file.
+const CheckpointInterval = 500 * time.Millisecond
+
+// startCheckpointer folds the write-ahead log into the database file every
+// CheckpointInterval on a connection of its own (PRAGMA
+// wal_checkpoint(PASSIVE), which waits for no reader or writer), so that
+// the writer's commits do not: a commit that crossed SQLite's threshold
+// did the checkpoint itself, writing and syncing the database file while
+// every write queued behind it. The log stays small, and readers read
+// less of it. It returns what stops it.
+func startCheckpointer(dsn string) (stop func() error, err error) {
+	conn, err := sql.Open("sqlite", dsn)
+	if err != nil {
+		return nil, err
+	}
+	conn.SetMaxOpenConns(1)
+	done, stopped := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(stopped)
+		tick := time.NewTicker(CheckpointInterval)
+		defer tick.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-tick.C:
+				// An error (the database busy or closing) is tried again
+				// at the next tick; the writer's own threshold backs it.
+				conn.Exec(`PRAGMA wal_checkpoint(PASSIVE)`)
+			}
+		}
+	}()
+	var once sync.Once
+	return func() error {
+		once.Do(func() {
+			close(done)
+			<-stopped
+			err = conn.Close()
+		})
+		return err
+	}, nil
 }
 
 // private makes the database file, creating it when missing, and the WAL

@@ -4,6 +4,8 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -67,4 +69,55 @@ func TestFilesArePrivate(t *testing.T) {
 		t.Fatal(err)
 	}
 	check("a database made readable to others, reopened")
+}
+
+// The checkpointer folds the write-ahead log into the database file in the
+// background: writes far below the writer's own threshold (10,000 pages)
+// reach the file without a commit doing it. Close stops it, once.
+func TestCheckpointerFoldsTheLog(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "checkoutd.db")
+	db, err := sqlite.Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	size := func() int64 {
+		fi, err := os.Stat(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return fi.Size()
+	}
+	// Let a first checkpoint fold the migrations, then write.
+	deadline := time.Now().Add(30 * time.Second)
+	for before := size(); ; {
+		time.Sleep(sqlite.CheckpointInterval) // waiting for a condition: the file to grow
+		if after := size(); after == before && after > 0 {
+			break
+		} else {
+			before = after
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the database file kept changing for 30 s")
+		}
+	}
+	before := size()
+	for i := range 300 {
+		a := &checkout.Account{ID: checkout.NewAccountID(), Email: "a" + strconv.Itoa(i) + "@example.com", PasswordHash: strings.Repeat("x", 500), CreatedAt: time.Now()}
+		if err := db.InTx(ctx, func(tx checkout.Tx) error { return tx.AccountInsert(ctx, a) }); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for size() <= before {
+		if time.Now().After(deadline.Add(30 * time.Second)) {
+			t.Fatalf("the database file is still %d bytes after the writes: nothing checkpointed it", size())
+		}
+		time.Sleep(10 * time.Millisecond) // waiting for a condition
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Close(); err != nil {
+		t.Errorf("Close again = %v", err)
+	}
 }
