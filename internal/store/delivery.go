@@ -264,7 +264,8 @@ func (db *DB) DeliveryClaim(ctx context.Context, p ClaimParams) ([]*Claim, error
 		return nil, errors.New("claim: a lease needs an owner")
 	}
 	var claims []*Claim
-	err := db.InTx(ctx, func(t checkout.Tx) error {
+	// Urgent: an event's first attempt waits for it, and a claim is short.
+	err := db.inTxUrgent(ctx, func(t checkout.Tx) error {
 		tx := t.(*Tx)
 		rows, err := tx.rows(ctx, db.claimCandidatesQuery(), p.Now.UnixMilli(), p.PerEndpoint, p.Limit)
 		if err != nil {

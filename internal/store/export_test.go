@@ -125,3 +125,11 @@ func ClaimQueries(db *DB) []struct {
 		{[]string{"deliveries_id_key|sqlite_autoindex_deliveries_1"}, "deliveries_pending_endpoint", lease, []any{int64(2), "o", "whd_x", "whd_y"}},
 	}
 }
+
+// InTxUrgent is the claim's way into a transaction, for tests of its
+// order; QueuedUrgent counts the urgent writes waiting.
+func InTxUrgent(db *DB, ctx context.Context, fn func(checkout.Tx) error) error {
+	return db.inTxUrgent(ctx, fn)
+}
+
+func QueuedUrgent(db *DB) int { return len(db.group.urgent) }

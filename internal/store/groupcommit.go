@@ -74,6 +74,8 @@ type writeResult struct {
 
 // committers are the goroutines that run the batches.
 type committers struct {
+	// urgent holds the writes that go before the queue (inTxUrgent).
+	urgent chan *writeReq
 	queue  chan *writeReq
 	stop   chan struct{}
 	exited chan struct{}
@@ -84,7 +86,8 @@ type committers struct {
 // whose single write connection makes writers take turns anyway; several
 // on PostgreSQL, whose transactions run side by side.
 func (db *DB) startCommitters(n int) {
-	c := &committers{queue: make(chan *writeReq, 4*MaxBatch), stop: make(chan struct{}), exited: make(chan struct{})}
+	c := &committers{urgent: make(chan *writeReq, MaxBatch), queue: make(chan *writeReq, 4*MaxBatch),
+		stop: make(chan struct{}), exited: make(chan struct{})}
 	var wg sync.WaitGroup
 	for range n {
 		wg.Go(func() { db.commitLoop(c) })
@@ -110,16 +113,34 @@ func (db *DB) stopCommitters() {
 // InTx runs fn in a write transaction, which it shares with other writes
 // arriving meanwhile (group commit, above).
 func (db *DB) InTx(ctx context.Context, fn func(checkout.Tx) error) error {
-	c := db.group
-	if c == nil {
+	if db.group == nil {
 		return db.inTxAlone(ctx, fn)
 	}
+	return db.enqueue(ctx, db.group.queue, fn)
+}
+
+// inTxUrgent is InTx for a short write that others wait on, the webhook
+// dispatcher's claim: it goes before the queued writes, in a batch of
+// urgent writes alone, so that it waits for the batch in progress at most
+// and not for a queue of creates (an event's first attempt would wait for
+// it).
+func (db *DB) inTxUrgent(ctx context.Context, fn func(checkout.Tx) error) error {
+	if db.group == nil {
+		return db.inTxAlone(ctx, fn)
+	}
+	return db.enqueue(ctx, db.group.urgent, fn)
+}
+
+// enqueue hands fn to the committers through queue and waits for its
+// answer.
+func (db *DB) enqueue(ctx context.Context, queue chan *writeReq, fn func(checkout.Tx) error) error {
+	c := db.group
 	if err := ctx.Err(); err != nil {
 		return db.translate(err)
 	}
 	r := &writeReq{ctx: ctx, fn: fn, done: make(chan writeResult, 1)}
 	select {
-	case c.queue <- r:
+	case queue <- r:
 	case <-ctx.Done():
 		return db.translate(ctx.Err())
 	case <-c.exited:
@@ -148,14 +169,33 @@ var errClosed = errors.New("store: closed")
 func (db *DB) commitLoop(c *committers) {
 	batch := make([]*writeReq, 0, MaxBatch)
 	for {
+		batch = batch[:0]
+		urgent := false // urgent writes go first, alone when there are some
 		select {
-		case r := <-c.queue:
-			batch = append(batch[:0], r)
-		case <-c.stop:
-			return
+		case r := <-c.urgent:
+			batch, urgent = append(batch, r), true
+		default:
+			select {
+			case r := <-c.urgent:
+				batch, urgent = append(batch, r), true
+			case r := <-c.queue:
+				batch = append(batch, r)
+			case <-c.stop:
+				return
+			}
+		}
+	fillUrgent:
+		for len(batch) < MaxBatch {
+			select {
+			case r := <-c.urgent:
+				batch = append(batch, r)
+				urgent = true
+			default:
+				break fillUrgent
+			}
 		}
 	fill:
-		for len(batch) < MaxBatch {
+		for !urgent && len(batch) < MaxBatch {
 			select {
 			case r := <-c.queue:
 				batch = append(batch, r)

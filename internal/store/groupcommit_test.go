@@ -173,3 +173,67 @@ func TestGroupCommitCanceledAndRetried(t *testing.T) {
 		}
 	})
 }
+
+// An urgent write (the dispatcher's claim) queued behind ordinary writes
+// runs first, in a batch of its own, when a committer comes free.
+func TestGroupCommitUrgentGoesFirst(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		ctx := context.Background()
+		n := store.Committers(db)
+		release := make([]chan struct{}, n)
+		var held sync.WaitGroup
+		for i := range n {
+			release[i] = make(chan struct{})
+			started := make(chan struct{})
+			held.Go(func() {
+				db.InTx(ctx, func(checkout.Tx) error {
+					close(started)
+					<-release[i]
+					return nil
+				})
+			})
+			<-started
+		}
+		var mu sync.Mutex
+		var order []string
+		ran := func(name string) func(checkout.Tx) error {
+			return func(checkout.Tx) error {
+				mu.Lock()
+				defer mu.Unlock()
+				order = append(order, name)
+				return nil
+			}
+		}
+		var wg sync.WaitGroup
+		const ordinary = 5
+		for i := range ordinary {
+			wg.Go(func() { db.InTx(ctx, ran(fmt.Sprint("write ", i))) })
+		}
+		waitQueued := func(cond func() bool) {
+			deadline := time.Now().Add(10 * time.Second)
+			for !cond() {
+				if time.Now().After(deadline) {
+					t.Fatal("writes not queued after 10 s")
+				}
+				time.Sleep(time.Millisecond) // waiting for a condition
+			}
+		}
+		waitQueued(func() bool { return store.QueuedWrites(db) == ordinary })
+		before := db.Stats()
+		wg.Go(func() { store.InTxUrgent(db, ctx, ran("urgent")) })
+		waitQueued(func() bool { return store.QueuedUrgent(db) == 1 })
+		close(release[0])
+		wg.Wait()
+		for _, r := range release[1:] {
+			close(r)
+		}
+		held.Wait()
+		if len(order) != ordinary+1 || order[0] != "urgent" {
+			t.Errorf("order = %v; want the urgent write first", order)
+		}
+		// The urgent write alone, then the five together: one batch.
+		if after := db.Stats(); after.Batches-before.Batches != 1 || after.Batched-before.Batched != ordinary {
+			t.Errorf("batches %d of %d writes; want the urgent write alone and one batch of %d", after.Batches-before.Batches, after.Batched-before.Batched, ordinary)
+		}
+	})
+}
