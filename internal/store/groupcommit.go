@@ -319,7 +319,7 @@ func (tx *Tx) context(ctx context.Context) context.Context {
 	return ctx
 }
 
-// sqlTx is for the statements the package builds at run time.
+// execRaw runs a statement the package builds at run time (not cached).
 func (tx *Tx) execRaw(ctx context.Context, query string, args ...any) (sql.Result, error) {
 	return tx.tx.ExecContext(tx.context(ctx), query, args...)
 }
