@@ -2,7 +2,9 @@ package checkout
 
 import (
 	"fmt"
+	"maps"
 	"math/big"
+	"slices"
 	"time"
 )
 
@@ -156,6 +158,11 @@ func FailureMessage(code string) string {
 		return m
 	}
 	return "The payment failed."
+}
+
+// FailureCodes returns every failure code a payment may have, sorted.
+func FailureCodes() []string {
+	return slices.Sorted(maps.Keys(failureMessages))
 }
 
 // Payment is one attempt to pay a session, successful or not.

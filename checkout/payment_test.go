@@ -2,8 +2,10 @@ package checkout_test
 
 import (
 	"errors"
+	"os"
 	"math/big"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -285,6 +287,26 @@ func TestCryptoDetailsExcessShortfall(t *testing.T) {
 		}
 		if got := str(c.d.Shortfall()); got != c.shortage {
 			t.Errorf("Shortfall of %+v = %q; want %q", c.d, got, c.shortage)
+		}
+	}
+}
+
+// The API's reference names every failure code a payment may carry, with
+// what it means: a code added here and not there fails this test.
+func TestFailureCodesInTheOpenAPIDocument(t *testing.T) {
+	raw, err := os.ReadFile("../openapi/openapi.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	i := strings.Index(string(raw), "Why a failed payment failed")
+	if i < 0 {
+		t.Fatal("openapi.json has no description of failure_code")
+	}
+	desc := string(raw[i:])
+	desc = desc[:strings.Index(desc, "Null unless status is failed")]
+	for _, code := range checkout.FailureCodes() {
+		if !strings.Contains(desc, code) {
+			t.Errorf("openapi.json's failure_code does not name %s", code)
 		}
 	}
 }
