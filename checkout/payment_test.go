@@ -2,8 +2,8 @@ package checkout_test
 
 import (
 	"errors"
-	"os"
 	"math/big"
+	"os"
 	"slices"
 	"strings"
 	"testing"
