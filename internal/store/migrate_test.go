@@ -3,6 +3,7 @@ package store_test
 import (
 	"context"
 	"database/sql"
+	"maps"
 	"slices"
 	"strings"
 	"testing"
@@ -34,6 +35,20 @@ func freshDatabase(t *testing.T, name string) (open func() (*store.DB, error), d
 
 // undo0017 undoes migration 0017 (the claim by endpoint) on either
 // database; undo0016 follows it.
+// undos take each migration back, by version, for the tests that migrate
+// a database made by an older build.
+var undos = map[int][]string{10: undo0010, 11: undo0011, 12: undo0012, 13: undo0013, 14: undo0014, 15: undo0015, 16: undo0016, 17: undo0017}
+
+// undoFrom returns the statements that take a database back to before
+// migration version: the undos from the newest migration down to version's.
+func undoFrom(version int) []string {
+	var qs []string
+	for v := slices.Max(slices.Collect(maps.Keys(undos))); v >= version; v-- {
+		qs = append(qs, undos[v]...)
+	}
+	return qs
+}
+
 var undo0017 = []string{
 	`CREATE INDEX deliveries_leased ON deliveries (lease_until_ms) WHERE status = 'pending'`,
 	`CREATE INDEX deliveries_due ON deliveries (next_attempt_at_ms) WHERE status = 'pending'`,
@@ -184,7 +199,7 @@ func TestMigratePaymentList(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			for _, q := range append(append(undo0017, undo0016...), `DELETE FROM schema_migrations WHERE version >= 16`) {
+			for _, q := range append(undoFrom(16), `DELETE FROM schema_migrations WHERE version >= 16`) {
 				if _, err := raw.ExecContext(ctx, q); err != nil {
 					t.Fatalf("%s: %v", q, err)
 				}
@@ -245,7 +260,7 @@ func TestMigrateHMACSecrets(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			for _, q := range append(append(append(append(append(append(undo0017, undo0016...), undo0015...), undo0014...), undo0013...), undo0012...), `DELETE FROM schema_migrations WHERE version >= 12`) {
+			for _, q := range append(undoFrom(12), `DELETE FROM schema_migrations WHERE version >= 12`) {
 				if _, err := raw.ExecContext(ctx, q); err != nil {
 					t.Fatalf("%s: %v", q, err)
 				}
@@ -319,7 +334,7 @@ func TestMigrateDashboardWebhooks(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			for _, q := range append(append(append(append(append(append(append(append(undo0017, undo0016...), undo0015...), undo0014...), undo0013...), undo0012...), undo0011...), undo0010...),
+			for _, q := range append(undoFrom(10),
 				`INSERT INTO delivery_attempts (delivery_id, number, started_at_ms, duration_us, status_code, error, response_body)
 					VALUES ('`+d.ID+`', 1, 1790000000000, 1000, 500, 'receiver answered 500', '')`,
 				`UPDATE deliveries SET status = 'failed'`,
@@ -393,7 +408,7 @@ func TestMigrateCryptoTxHash(t *testing.T) {
 				t.Fatal(err)
 			}
 			// (Each migration after 4 is undone here too.)
-			for _, q := range append(append(append(append(append(append(append(append(undo0017, undo0016...), undo0015...), undo0014...), undo0013...), undo0012...), undo0011...), undo0010...), []string{
+			for _, q := range append(undoFrom(10), []string{
 				`DROP TABLE setup_tokens`,
 				`DROP TABLE dashboard_sessions`,
 				`DROP TABLE memberships`,
