@@ -33,8 +33,6 @@ func freshDatabase(t *testing.T, name string) (open func() (*store.DB, error), d
 	return nil, "", ""
 }
 
-// undo0017 undoes migration 0017 (the claim by endpoint) on either
-// database; undo0016 follows it.
 // undos take each migration back, by version, for the tests that migrate
 // a database made by an older build.
 var undos = map[int][]string{10: undo0010, 11: undo0011, 12: undo0012, 13: undo0013, 14: undo0014, 15: undo0015, 16: undo0016, 17: undo0017}
@@ -49,6 +47,8 @@ func undoFrom(version int) []string {
 	return qs
 }
 
+// undo0017 undoes migration 0017 (the claim by endpoint) on either
+// database.
 var undo0017 = []string{
 	`CREATE INDEX deliveries_leased ON deliveries (lease_until_ms) WHERE status = 'pending'`,
 	`CREATE INDEX deliveries_due ON deliveries (next_attempt_at_ms) WHERE status = 'pending'`,
