@@ -33,6 +33,22 @@ func freshDatabase(t *testing.T, name string) (open func() (*store.DB, error), d
 	return nil, "", ""
 }
 
+// execRaw runs queries on the database at dsn through a connection of its
+// own, as an older build's schema is made.
+func execRaw(t *testing.T, driver, dsn string, queries []string) {
+	t.Helper()
+	raw, err := sql.Open(driver, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer raw.Close()
+	for _, q := range queries {
+		if _, err := raw.ExecContext(context.Background(), q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+}
+
 // undos take each migration back, by version, for the tests that migrate
 // a database made by an older build.
 var undos = map[int][]string{10: undo0010, 11: undo0011, 12: undo0012, 13: undo0013, 14: undo0014, 15: undo0015, 16: undo0016, 17: undo0017}
@@ -195,16 +211,7 @@ func TestMigratePaymentList(t *testing.T) {
 			}
 			db.Close()
 
-			raw, err := sql.Open(driver, dsn)
-			if err != nil {
-				t.Fatal(err)
-			}
-			for _, q := range append(undoFrom(16), `DELETE FROM schema_migrations WHERE version >= 16`) {
-				if _, err := raw.ExecContext(ctx, q); err != nil {
-					t.Fatalf("%s: %v", q, err)
-				}
-			}
-			raw.Close()
+			execRaw(t, driver, dsn, append(undoFrom(16), `DELETE FROM schema_migrations WHERE version >= 16`))
 
 			db, err = open()
 			if err != nil {
@@ -256,16 +263,7 @@ func TestMigrateHMACSecrets(t *testing.T) {
 			}
 			db.Close()
 
-			raw, err := sql.Open(driver, dsn)
-			if err != nil {
-				t.Fatal(err)
-			}
-			for _, q := range append(undoFrom(12), `DELETE FROM schema_migrations WHERE version >= 12`) {
-				if _, err := raw.ExecContext(ctx, q); err != nil {
-					t.Fatalf("%s: %v", q, err)
-				}
-			}
-			raw.Close()
+			execRaw(t, driver, dsn, append(undoFrom(12), `DELETE FROM schema_migrations WHERE version >= 12`))
 
 			db, err = open()
 			if err != nil {
@@ -330,20 +328,11 @@ func TestMigrateDashboardWebhooks(t *testing.T) {
 			}
 			db.Close()
 
-			raw, err := sql.Open(driver, dsn)
-			if err != nil {
-				t.Fatal(err)
-			}
-			for _, q := range append(undoFrom(10),
+			execRaw(t, driver, dsn, append(undoFrom(10),
 				`INSERT INTO delivery_attempts (delivery_id, number, started_at_ms, duration_us, status_code, error, response_body)
 					VALUES ('`+d.ID+`', 1, 1790000000000, 1000, 500, 'receiver answered 500', '')`,
 				`UPDATE deliveries SET status = 'failed'`,
-			) {
-				if _, err := raw.ExecContext(ctx, q); err != nil {
-					t.Fatalf("%s: %v", q, err)
-				}
-			}
-			raw.Close()
+			))
 
 			db, err = open()
 			if err != nil {
@@ -403,12 +392,8 @@ func TestMigrateCryptoTxHash(t *testing.T) {
 			db.Close()
 
 			// Back to version 3, with a second record of tx1 a moment later.
-			raw, err := sql.Open(driver, dsn)
-			if err != nil {
-				t.Fatal(err)
-			}
 			// (Each migration after 4 is undone here too.)
-			for _, q := range append(undoFrom(10), []string{
+			execRaw(t, driver, dsn, append(undoFrom(10), []string{
 				`DROP TABLE setup_tokens`,
 				`DROP TABLE dashboard_sessions`,
 				`DROP TABLE memberships`,
@@ -432,12 +417,7 @@ func TestMigrateCryptoTxHash(t *testing.T) {
 				`INSERT INTO payments SELECT 'pay_second', session_id, store_id, mode, method, 'failed', 0, amount, amount_refunded, fee, currency,
 					card_brand, card_last4, buyer_country, customer_name, receipt_email, 'duplicate_payment', failure_message, details,
 					dispute_on_success, NULL, created_at + 1, updated_at + 1, NULL FROM payments WHERE id = '` + first.ID + `'`,
-			}...) {
-				if _, err := raw.ExecContext(ctx, q); err != nil {
-					t.Fatalf("%s: %v", q, err)
-				}
-			}
-			raw.Close()
+			}...))
 
 			db, err = open()
 			if err != nil {
