@@ -11,15 +11,10 @@ import (
 	"github.com/checkoutd/checkoutd/internal/store/storetest"
 )
 
-// TestClaimRechecksDueTime forces the interleaving that sent a delivery
-// twice on PostgreSQL: node B reads a due delivery as a candidate; before B
-// locks it, node A claims it, attempts it, and records a failure (the lease
-// cleared, the next attempt a minute ahead). B must not lease it: it is
-// pending and unleased, but no longer due.
-//
-// PostgreSQL only: on SQLite the claim is one write transaction, and no
-// other node can write between its two steps.
-func TestClaimRechecksDueTime(t *testing.T) {
+// claimNodes opens two stores on one PostgreSQL database, as two nodes, and
+// stores a delivery due at now.
+func claimNodes(t *testing.T, now time.Time) (a, b *store.DB, d *checkout.Delivery) {
+	t.Helper()
 	ctx := context.Background()
 	url := storetest.PostgresURL(t)
 	var nodes [2]*store.DB
@@ -31,9 +26,8 @@ func TestClaimRechecksDueTime(t *testing.T) {
 		t.Cleanup(func() { db.Close() })
 		nodes[i] = db
 	}
-	a, b := nodes[0], nodes[1]
+	a, b = nodes[0], nodes[1]
 
-	now := time.Unix(1_790_000_000, 0)
 	m, err := checkout.NewMerchant(checkout.MerchantParams{Name: "Acme", Currency: "USD"}, now)
 	if err != nil {
 		t.Fatal(err)
@@ -47,7 +41,7 @@ func TestClaimRechecksDueTime(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	d := checkout.NewDelivery(ev, ep, now)
+	d = checkout.NewDelivery(ev, ep, now)
 	err = a.InTx(ctx, func(tx checkout.Tx) error {
 		if err := tx.MerchantInsert(ctx, m); err != nil {
 			return err
@@ -63,6 +57,21 @@ func TestClaimRechecksDueTime(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return a, b, d
+}
+
+// TestClaimRechecksDueTime forces the interleaving that sent a delivery
+// twice on PostgreSQL: node B reads a due delivery as a candidate; before B
+// locks it, node A claims it, attempts it, and records a failure (the lease
+// cleared, the next attempt a minute ahead). B must not lease it: it is
+// pending and unleased, but no longer due.
+//
+// PostgreSQL only: on SQLite the claim is one write transaction, and no
+// other node can write between its two steps.
+func TestClaimRechecksDueTime(t *testing.T) {
+	ctx := context.Background()
+	now := time.Unix(1_790_000_000, 0)
+	a, b, d := claimNodes(t, now)
 
 	params := func(owner string) store.ClaimParams {
 		return store.ClaimParams{Owner: owner, Now: now, LeaseUntil: now.Add(time.Minute), Limit: 10, PerEndpoint: 4}
@@ -103,5 +112,50 @@ func TestClaimRechecksDueTime(t *testing.T) {
 	later.Now, later.LeaseUntil = now.Add(time.Minute), now.Add(2*time.Minute)
 	if cs, err := b.DeliveryClaim(ctx, later); err != nil || len(cs) != 1 {
 		t.Errorf("claim at the retry time = %d, %v; want 1", len(cs), err)
+	}
+}
+
+// TestClaimRechecksLease forces an interleaving that a lease in a table of
+// its own makes possible on PostgreSQL: node B reads a due delivery as a
+// candidate; before B locks it, node A claims it and commits, which writes
+// A's lease and leaves the delivery's row as it was, so B's lock finds the
+// row free. B must not lease it: A's lease is running. (B's lock reads the
+// lease as it is when that statement starts, after A's commit here; when
+// A commits while the statement runs, the lease's write, which checks the
+// lease's newest row, is what refuses it.)
+func TestClaimRechecksLease(t *testing.T) {
+	ctx := context.Background()
+	now := time.Unix(1_790_000_000, 0)
+	a, b, d := claimNodes(t, now)
+	params := func(owner string) store.ClaimParams {
+		return store.ClaimParams{Owner: owner, Now: now, LeaseUntil: now.Add(time.Minute), Limit: 10, PerEndpoint: 4}
+	}
+	interleaved := false
+	store.SetClaimHook(b, func() {
+		if interleaved {
+			return
+		}
+		interleaved = true
+		// Not t.Fatal: this runs on B's committer goroutine.
+		if cs, err := a.DeliveryClaim(ctx, params("a")); err != nil || len(cs) != 1 {
+			t.Errorf("node A's claim = %d, %v; want the delivery", len(cs), err)
+		}
+	})
+	cs, err := b.DeliveryClaim(ctx, params("b"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !interleaved {
+		t.Fatal("node B's claim found no candidate: the interleaving did not happen")
+	}
+	if len(cs) != 0 {
+		t.Errorf("node B claimed %d deliveries that node A had leased; want none", len(cs))
+	}
+	// A's record is still A's: it ends A's lease and updates the delivery.
+	att := &checkout.Attempt{DeliveryID: d.ID, Number: 1, StartedAt: now, StatusCode: 200}
+	next := *d
+	next.Record(att, now)
+	if ok, err := a.DeliveryRecord(ctx, "a", att, &next); !ok || err != nil {
+		t.Errorf("node A's record = %t, %v; want it stored", ok, err)
 	}
 }

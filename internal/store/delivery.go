@@ -119,9 +119,9 @@ func (db *DB) AttemptList(ctx context.Context, deliveryID string) ([]*checkout.A
 //     pending deliveries, deliveries_pending_endpoint (%[1]s, the dialect's
 //     IndexedBy of it), one seek each, starting below any id (the empty
 //     string);
-//   - endpoints counts each one's running leases in deliveries_pending_leases
-//     (%[2]s), which holds only leased deliveries (every lease has an
-//     owner), one range of live leases each;
+//   - endpoints counts each one's running leases in the table of leases,
+//     through delivery_leases_endpoint (%[2]s), one range of live leases
+//     each; the table holds only the attempts in flight;
 //   - %[3]s joins each endpoint's earliest due deliveries, at most PerEndpoint
 //     read in order from deliveries_pending_endpoint.
 //
@@ -135,8 +135,7 @@ const candidatesQuery = `WITH RECURSIVE pending_endpoints(id) AS (
 		SELECT (SELECT endpoint_id FROM deliveries%[1]s WHERE status = 'pending' AND endpoint_id > p.id ORDER BY endpoint_id LIMIT 1)
 		FROM pending_endpoints p WHERE p.id IS NOT NULL
 	), endpoints AS (
-		SELECT p.id, (SELECT COUNT(*) FROM deliveries%[2]s
-			WHERE endpoint_id = p.id AND status = 'pending' AND lease_owner <> '' AND lease_until_ms > $1) AS busy
+		SELECT p.id, (SELECT COUNT(*) FROM delivery_leases%[2]s WHERE endpoint_id = p.id AND until_ms > $1) AS busy
 		FROM pending_endpoints p WHERE p.id IS NOT NULL AND p.id <> ''
 	)
 	SELECT id FROM (
@@ -153,9 +152,10 @@ const candidatesQuery = `WITH RECURSIVE pending_endpoints(id) AS (
 // due deliveries of endpoint p.id, at most $2, through
 // deliveries_pending_endpoint (%s, the dialect's IndexedBy): the index
 // gives them in order, so the read stops after $2 entries and the few
-// leased ones it skips.
+// leased ones it skips (one probe of the leases' primary key each).
 const firstDueQuery = `SELECT x.seq FROM deliveries x%s
-			WHERE x.endpoint_id = p.id AND x.status = 'pending' AND x.next_attempt_at_ms <= $1 AND x.lease_until_ms <= $1
+			WHERE x.endpoint_id = p.id AND x.status = 'pending' AND x.next_attempt_at_ms <= $1
+				AND NOT EXISTS (SELECT 1 FROM delivery_leases l WHERE l.delivery_id = x.id AND l.until_ms > $1)
 			ORDER BY x.next_attempt_at_ms, x.seq LIMIT $2`
 
 // firstDueJoins join firstDueQuery's deliveries, as d, to each endpoint p
@@ -170,7 +170,7 @@ var firstDueJoins = map[string]string{
 // claimCandidatesQuery returns candidatesQuery in db's dialect.
 func (db *DB) claimCandidatesQuery() string {
 	byEndpoint := db.dialect.IndexedBy("deliveries_pending_endpoint")
-	return fmt.Sprintf(candidatesQuery, byEndpoint, db.dialect.IndexedBy("deliveries_pending_leases"),
+	return fmt.Sprintf(candidatesQuery, byEndpoint, db.dialect.IndexedBy("delivery_leases_endpoint"),
 		fmt.Sprintf(firstDueJoins[db.dialect.Name], byEndpoint))
 }
 
@@ -181,10 +181,14 @@ func (db *DB) claimCandidatesQuery() string {
 // and every condition of being due is checked again on the row as it is
 // once locked, the next attempt's time included, since a recorded failure
 // leaves the delivery pending and unleased with its next attempt ahead.
-// Both statements find the rows by id alone: a condition on the due time
-// in them would let the planner read the index of pending deliveries by due
-// time, every due one, when its statistics are behind a burst of
-// deliveries.
+// A lease another node took and committed meanwhile left the delivery's row
+// as it was, so the lock does not see it (the lease's row, joined, is read
+// as the statement's snapshot had it): the lease's write, leaseQuery,
+// checks it again on the lease's newest row and leases only those whose
+// lease has ended. Both statements find the rows by id alone: a condition
+// on the due time in them would let the planner read the index of pending
+// deliveries by due time, every due one, when its statistics are behind a
+// burst of deliveries.
 func (tx *Tx) lease(ctx context.Context, ids []string, p ClaimParams) ([]*Claim, error) {
 	param := tx.db.dialect.Param
 	args := make([]any, 0, len(ids))
@@ -196,13 +200,21 @@ func (tx *Tx) lease(ctx context.Context, ids []string, p ClaimParams) ([]*Claim,
 	if err != nil || len(claims) == 0 {
 		return nil, tx.db.translate(err)
 	}
-	due := make([]string, len(claims))
+	args = args[:0]
+	values := make([]string, len(claims))
 	for i, c := range claims {
-		due[i] = c.Delivery.ID
+		values[i] = "(" + valueMarks(param, &args, c.Delivery.ID, c.Delivery.EndpointID, p.Owner, p.LeaseUntil.UnixMilli()) + ")"
 	}
-	args = append(args[:0], p.LeaseUntil.UnixMilli(), p.Owner)
-	_, err = tx.exec(ctx, fmt.Sprintf(leaseQuery, param(1), param(2), idMarks(param, &args, due)), args...)
-	return claims, err
+	now := valueMarks(param, &args, p.Now.UnixMilli())
+	rows, err = tx.rows(ctx, fmt.Sprintf(leaseQuery, strings.Join(values, ", "), now), args...)
+	if err != nil {
+		return nil, err
+	}
+	leased, err := collect(tx.db, rows, scanID)
+	if err != nil {
+		return nil, err
+	}
+	return slices.DeleteFunc(claims, func(c *Claim) bool { return !slices.Contains(leased, c.Delivery.ID) }), nil
 }
 
 // dueOf returns the claims of lockCandidatesQuery's rows that are due at
@@ -225,19 +237,27 @@ func dueOf(rows *sql.Rows, now int64) ([]*Claim, error) {
 
 // lockCandidatesQuery locks the candidates (%s: the placeholders of their
 // ids; then the dialect's SkipLocked, which locks the deliveries alone) and
-// reads their lease's end and what their attempts need: the delivery, its
-// endpoint as it is now and its event, in the order they are due.
-var lockCandidatesQuery = `SELECT d.lease_until_ms, ` + prefixed("d", deliveryColumns) + `, ` + prefixed("e", endpointColumns) + `,
+// reads their lease's end (0 for none) and what their attempts need: the
+// delivery, its endpoint as it is now and its event, in the order they are
+// due.
+var lockCandidatesQuery = `SELECT COALESCE(l.until_ms, 0), ` + prefixed("d", deliveryColumns) + `, ` + prefixed("e", endpointColumns) + `,
 		v.id, v.store_id, v.mode, v.type, v.created_at, v.data
 	FROM deliveries d
 	JOIN endpoints e ON e.id = d.endpoint_id
 	JOIN events v ON v.id = d.event_id
+	LEFT JOIN delivery_leases l ON l.delivery_id = d.id
 	WHERE d.id IN (%s)
 	ORDER BY d.next_attempt_at_ms, d.seq%s`
 
-// leaseQuery leases deliveries to an owner: its parameters are the lease's
-// end, its owner and the ids (%s, in the dialect's placeholders).
-const leaseQuery = `UPDATE deliveries SET lease_until_ms = %s, lease_owner = %s WHERE id IN (%s)`
+// leaseQuery leases deliveries: %[1]s is a row of values (delivery id,
+// endpoint id, owner, end) for each, %[2]s the parameter of the time now.
+// A delivery's lease that has ended (its owner crashed, or the lease left
+// behind by a delivery finished otherwise) is taken over; one still running
+// is left to its owner, and its delivery is not returned.
+const leaseQuery = `INSERT INTO delivery_leases (delivery_id, endpoint_id, owner, until_ms) VALUES %[1]s
+	ON CONFLICT (delivery_id) DO UPDATE SET endpoint_id = excluded.endpoint_id, owner = excluded.owner, until_ms = excluded.until_ms
+	WHERE delivery_leases.until_ms <= %[2]s
+	RETURNING delivery_id`
 
 // idMarks appends ids to args and returns their placeholders, comma
 // separated.
@@ -245,6 +265,18 @@ func idMarks(param func(int) string, args *[]any, ids []string) string {
 	marks := make([]string, len(ids))
 	for i, id := range ids {
 		*args = append(*args, id)
+		marks[i] = param(len(*args))
+	}
+	return strings.Join(marks, ", ")
+}
+
+// valueMarks appends vs to args and returns their placeholders, comma
+// separated. SQLite's are positional (?), so a value used twice is
+// appended twice.
+func valueMarks(param func(int) string, args *[]any, vs ...any) string {
+	marks := make([]string, len(vs))
+	for i, v := range vs {
+		*args = append(*args, v)
 		marks[i] = param(len(*args))
 	}
 	return strings.Join(marks, ", ")
@@ -366,17 +398,18 @@ const recordChunk = 256
 
 // recordedDelivery is what recordBatch reads of a delivery under its lock.
 type recordedDelivery struct {
-	endpointID, owner string
-	pending           bool
+	endpointID string
+	pending    bool
 }
 
 // recordBatch stores rs (sorted by delivery id) as deliveryRecord would each
-// one, in four statements: it locks the deliveries, inserts the attempts of
-// those that still exist, updates those whose lease the record's owner
-// still holds, and notes in updated the attempts whose delivery it
-// updated. A delivery finished meanwhile (canceled during the attempt) is
-// the rare case left to deliveryRecordFinished, one statement each; a
-// delivery recorded twice in one batch, to deliveryRecord, one by one.
+// one, in five statements: it locks the deliveries, inserts the attempts of
+// those that still exist, ends the leases the records' owners still hold,
+// updates those deliveries, and notes in updated the attempts whose
+// delivery it updated. A delivery finished meanwhile (canceled during the
+// attempt) is the rare case left to deliveryRecordFinished, one statement
+// each; a delivery recorded twice in one batch, to deliveryRecord, one by
+// one.
 func (tx *Tx) recordBatch(ctx context.Context, rs []AttemptRecord, updated map[*checkout.Attempt]bool) error {
 	ids := make([]string, len(rs))
 	for i, r := range rs {
@@ -396,16 +429,14 @@ func (tx *Tx) recordBatch(ctx context.Context, rs []AttemptRecord, updated map[*
 	if err != nil {
 		return err
 	}
-	var found, owned, finished []AttemptRecord
+	var found, finished []AttemptRecord
 	var endpoints []string
 	for _, r := range rs {
 		row, ok := rows[r.Delivery.ID]
-		switch {
-		case !ok:
+		if !ok {
 			continue // deleted with its endpoint: no attempt record
-		case row.pending && row.owner == r.Owner:
-			owned = append(owned, r)
-		case !row.pending:
+		}
+		if !row.pending {
 			finished = append(finished, r)
 		}
 		found = append(found, r)
@@ -413,6 +444,16 @@ func (tx *Tx) recordBatch(ctx context.Context, rs []AttemptRecord, updated map[*
 	}
 	if err := tx.attemptInsertAll(ctx, found, endpoints); err != nil {
 		return err
+	}
+	held, err := tx.leaseEndAll(ctx, found)
+	if err != nil {
+		return err
+	}
+	var owned []AttemptRecord
+	for _, r := range found {
+		if rows[r.Delivery.ID].pending && held[r.Delivery.ID] {
+			owned = append(owned, r)
+		}
 	}
 	if err := tx.deliveryUpdateAll(ctx, owned); err != nil {
 		return err
@@ -429,11 +470,14 @@ func (tx *Tx) recordBatch(ctx context.Context, rs []AttemptRecord, updated map[*
 }
 
 // lockForRecord locks the deliveries of ids, in the order of their ids, and
-// returns what a record needs of each that still exists.
+// returns what a record needs of each that still exists. It reads nothing
+// of their leases: a claim may have leased one (taking over a lease that
+// had ended) while this waited for its lock, and this statement would read
+// the lease as it was before; leaseEndAll, a statement after it, sees it.
 func (tx *Tx) lockForRecord(ctx context.Context, ids []string) (map[string]recordedDelivery, error) {
 	args := make([]any, 0, len(ids))
 	marks := idMarks(tx.db.dialect.Param, &args, ids)
-	rows, err := tx.rows(ctx, `SELECT id, endpoint_id, lease_owner, status FROM deliveries WHERE id IN (`+marks+`) ORDER BY id`+tx.db.dialect.ForUpdate, args...)
+	rows, err := tx.rows(ctx, `SELECT id, endpoint_id, status FROM deliveries WHERE id IN (`+marks+`) ORDER BY id`+tx.db.dialect.ForUpdate, args...)
 	if err != nil {
 		return nil, err
 	}
@@ -442,13 +486,48 @@ func (tx *Tx) lockForRecord(ctx context.Context, ids []string) (map[string]recor
 	for rows.Next() {
 		var id, status string
 		var d recordedDelivery
-		if err := rows.Scan(&id, &d.endpointID, &d.owner, &status); err != nil {
+		if err := rows.Scan(&id, &d.endpointID, &status); err != nil {
 			return nil, err
 		}
 		d.pending = status == string(checkout.DeliveryPending)
 		found[id] = d
 	}
 	return found, rows.Err()
+}
+
+// leaseEndAll deletes the leases of rs's deliveries that the records'
+// owners still hold, and returns the deliveries whose lease it deleted. The
+// deliveries are locked (lockForRecord), and every lease is written under
+// its delivery's lock, so what it reads stays so until the commit.
+func (tx *Tx) leaseEndAll(ctx context.Context, rs []AttemptRecord) (map[string]bool, error) {
+	if len(rs) == 0 {
+		return nil, nil
+	}
+	param := tx.db.dialect.Param
+	args := make([]any, 0, 3*len(rs))
+	ids := make([]string, len(rs))
+	for i, r := range rs {
+		ids[i] = r.Delivery.ID
+	}
+	in := idMarks(param, &args, ids)
+	pairs := make([]string, len(rs))
+	for i, r := range rs {
+		pairs[i] = "(" + valueMarks(param, &args, r.Delivery.ID, r.Owner) + ")"
+	}
+	rows, err := tx.rows(ctx, `DELETE FROM delivery_leases WHERE delivery_id IN (`+in+`)
+		AND (delivery_id, owner) IN (VALUES `+strings.Join(pairs, ", ")+`) RETURNING delivery_id`, args...)
+	if err != nil {
+		return nil, err
+	}
+	ended, err := collect(tx.db, rows, scanID)
+	if err != nil {
+		return nil, err
+	}
+	held := make(map[string]bool, len(ended))
+	for _, id := range ended {
+		held[id] = true
+	}
+	return held, nil
 }
 
 // attemptInsertAll stores the attempts of rs, the attempt of rs[i] to
@@ -475,15 +554,15 @@ func (tx *Tx) attemptInsertAll(ctx context.Context, rs []AttemptRecord, endpoint
 }
 
 // deliveryUpdateAll stores the new states of rs's deliveries, whose leases
-// their owners hold (locked by lockForRecord), in one statement, which
-// ends the leases. The values are cast to their columns' types so that
+// their owners held (ended by leaseEndAll, under lockForRecord's locks), in
+// one statement. The values are cast to their columns' types so that
 // PostgreSQL knows the parameters' types in a derived table.
 func (tx *Tx) deliveryUpdateAll(ctx context.Context, rs []AttemptRecord) error {
 	if len(rs) == 0 {
 		return nil
 	}
 	param := tx.db.dialect.Param
-	args := make([]any, 0, 8*len(rs))
+	args := make([]any, 0, 7*len(rs))
 	selects := make([]string, len(rs))
 	for i, r := range rs {
 		d := r.Delivery
@@ -491,7 +570,7 @@ func (tx *Tx) deliveryUpdateAll(ctx context.Context, rs []AttemptRecord) error {
 			name, typ string
 			v         any
 		}{
-			{"id", "TEXT", d.ID}, {"owner", "TEXT", r.Owner}, {"status", "TEXT", string(d.Status)},
+			{"id", "TEXT", d.ID}, {"status", "TEXT", string(d.Status)},
 			{"attempts", "BIGINT", d.Attempts}, {"next_ms", "BIGINT", d.NextAttemptAt.UnixMilli()},
 			{"code", "BIGINT", d.LastStatusCode}, {"err", "TEXT", d.LastError}, {"updated_ms", "BIGINT", d.UpdatedAt.UnixMilli()},
 		}
@@ -503,9 +582,9 @@ func (tx *Tx) deliveryUpdateAll(ctx context.Context, rs []AttemptRecord) error {
 		selects[i] = "SELECT " + strings.Join(exprs, ", ")
 	}
 	res, err := tx.exec(ctx, `UPDATE deliveries SET status = v.status, attempts = v.attempts, next_attempt_at_ms = v.next_ms,
-		last_status_code = v.code, last_error = v.err, updated_at_ms = v.updated_ms, lease_until_ms = 0, lease_owner = ''
+		last_status_code = v.code, last_error = v.err, updated_at_ms = v.updated_ms
 		FROM (`+strings.Join(selects, " UNION ALL ")+`) v
-		WHERE deliveries.id = v.id AND deliveries.lease_owner = v.owner AND deliveries.status = 'pending'`, args...)
+		WHERE deliveries.id = v.id AND deliveries.status = 'pending'`, args...)
 	if err != nil {
 		return err
 	}
@@ -530,15 +609,21 @@ func (tx *Tx) deliveryRecord(ctx context.Context, owner string, a *checkout.Atte
 	if err := tx.attemptInsert(ctx, a, endpointID); err != nil {
 		return false, err
 	}
-	res, err := tx.exec(ctx, `UPDATE deliveries SET status = $3, attempts = $4, next_attempt_at_ms = $5,
-		last_status_code = $6, last_error = $7, updated_at_ms = $8, lease_until_ms = 0, lease_owner = ''
-		WHERE id = $1 AND lease_owner = $2 AND status = 'pending'`,
-		d.ID, owner, string(d.Status), d.Attempts, d.NextAttemptAt.UnixMilli(), d.LastStatusCode, d.LastError, d.UpdatedAt.UnixMilli())
+	res, err := tx.exec(ctx, `DELETE FROM delivery_leases WHERE delivery_id = $1 AND owner = $2`, d.ID, owner)
 	if err != nil {
 		return false, err
 	}
 	if n, _ := res.RowsAffected(); n == 1 {
-		return true, nil
+		res, err = tx.exec(ctx, `UPDATE deliveries SET status = $2, attempts = $3, next_attempt_at_ms = $4,
+			last_status_code = $5, last_error = $6, updated_at_ms = $7
+			WHERE id = $1 AND status = 'pending'`,
+			d.ID, string(d.Status), d.Attempts, d.NextAttemptAt.UnixMilli(), d.LastStatusCode, d.LastError, d.UpdatedAt.UnixMilli())
+		if err != nil {
+			return false, err
+		}
+		if n, _ := res.RowsAffected(); n == 1 {
+			return true, nil
+		}
 	}
 	return false, tx.deliveryRecordFinished(ctx, a, d)
 }

@@ -104,7 +104,8 @@ const PaymentCountRefundDueQuery = paymentCountRefundDueQuery
 
 // ClaimQueries are the queries of a claim, each with the indexes it must
 // read, an index it must not read ("" for none), and arguments to explain
-// it with.
+// it with. The lease's write (leaseQuery) is an INSERT, whose conflicts
+// are found by the primary key: it has no read to explain.
 func ClaimQueries(db *DB) []struct {
 	Indexes []string
 	Avoid   string
@@ -113,16 +114,14 @@ func ClaimQueries(db *DB) []struct {
 } {
 	param := db.dialect.Param
 	lock := fmt.Sprintf(lockCandidatesQuery, param(1)+", "+param(2), db.dialect.SkipLocked)
-	lease := fmt.Sprintf(leaseQuery, param(1), param(2), param(3)+", "+param(4))
 	return []struct {
 		Indexes []string
 		Avoid   string
 		Query   string
 		Args    []any
 	}{
-		{[]string{"deliveries_pending_endpoint", "deliveries_pending_leases"}, "", db.claimCandidatesQuery(), []any{int64(1), 4, 32}},
+		{[]string{"deliveries_pending_endpoint", "delivery_leases_endpoint", "delivery_leases_pkey|sqlite_autoindex_delivery_leases_1"}, "", db.claimCandidatesQuery(), []any{int64(1), 4, 32}},
 		{[]string{"deliveries_id_key|sqlite_autoindex_deliveries_1"}, "deliveries_pending_endpoint", lock, []any{"whd_x", "whd_y"}},
-		{[]string{"deliveries_id_key|sqlite_autoindex_deliveries_1"}, "deliveries_pending_endpoint", lease, []any{int64(2), "o", "whd_x", "whd_y"}},
 	}
 }
 

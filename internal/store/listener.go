@@ -112,7 +112,7 @@ func (tx *Tx) DeliveryRecordListened(ctx context.Context, a *checkout.Attempt, d
 		return tx.db.translate(err)
 	}
 	_, err := tx.exec(ctx, `UPDATE deliveries SET status = $2, attempts = $3, last_status_code = $4, last_error = $5,
-		updated_at_ms = $6, lease_until_ms = 0, lease_owner = '' WHERE id = $1 AND status = 'pending'`,
+		updated_at_ms = $6 WHERE id = $1 AND status = 'pending'`,
 		d.ID, string(d.Status), d.Attempts, d.LastStatusCode, d.LastError, d.UpdatedAt.UnixMilli())
 	return tx.db.translate(err)
 }

@@ -51,7 +51,7 @@ func execRaw(t *testing.T, driver, dsn string, queries []string) {
 
 // undos take each migration back, by version, for the tests that migrate
 // a database made by an older build.
-var undos = map[int][]string{10: undo0010, 11: undo0011, 12: undo0012, 13: undo0013, 14: undo0014, 15: undo0015, 16: undo0016, 17: undo0017}
+var undos = map[int][]string{10: undo0010, 11: undo0011, 12: undo0012, 13: undo0013, 14: undo0014, 15: undo0015, 16: undo0016, 17: undo0017, 18: undo0018}
 
 // undoFrom returns the statements that take a database back to before
 // migration version: the undos from the newest migration down to version's.
@@ -61,6 +61,13 @@ func undoFrom(version int) []string {
 		qs = append(qs, undos[v]...)
 	}
 	return qs
+}
+
+// undo0018 undoes migration 0018 (leases in a table of their own) on
+// either database; undo0017 follows it.
+var undo0018 = []string{
+	`CREATE INDEX deliveries_pending_leases ON deliveries (endpoint_id, lease_until_ms) WHERE status = 'pending' AND lease_owner <> ''`,
+	`DROP TABLE delivery_leases`,
 }
 
 // undo0017 undoes migration 0017 (the claim by endpoint) on either

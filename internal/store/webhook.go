@@ -134,7 +134,8 @@ func (tx *Tx) EndpointUpdate(ctx context.Context, e *checkout.Endpoint) error {
 	return nil
 }
 
-// EndpointDelete deletes an endpoint, its deliveries and their attempts.
+// EndpointDelete deletes an endpoint, its deliveries, their attempts and
+// their leases.
 // It locks the endpoint first, so that it waits for a fan-out in progress
 // (EndpointListEnabled) and then deletes the delivery that one made too.
 func (tx *Tx) EndpointDelete(ctx context.Context, id string) error {
@@ -144,6 +145,7 @@ func (tx *Tx) EndpointDelete(ctx context.Context, id string) error {
 	for _, q := range []string{
 		`DELETE FROM delivery_attempts WHERE delivery_id IN (SELECT id FROM deliveries WHERE endpoint_id = $1)`,
 		`DELETE FROM deliveries WHERE endpoint_id = $1`,
+		`DELETE FROM delivery_leases WHERE endpoint_id = $1`,
 	} {
 		if _, err := tx.exec(ctx, q, id); err != nil {
 			return tx.db.translate(err)
