@@ -292,28 +292,33 @@ func scanID(row scanner) (string, error) {
 // leases those still due.
 func (db *DB) DeliveryClaim(ctx context.Context, p ClaimParams) ([]*Claim, error) {
 	if p.Owner == "" {
-		// The leases' index holds the deliveries that have an owner.
+		// A lease's owner is what its record is checked against.
 		return nil, errors.New("claim: a lease needs an owner")
 	}
 	var claims []*Claim
 	// Urgent: an event's first attempt waits for it, and a claim is short.
 	err := db.inTxUrgent(ctx, func(t checkout.Tx) error {
-		tx := t.(*Tx)
-		rows, err := tx.rows(ctx, db.claimCandidatesQuery(), p.Now.UnixMilli(), p.PerEndpoint, p.Limit)
-		if err != nil {
-			return err
-		}
-		ids, err := collect(db, rows, scanID)
-		if err != nil || len(ids) == 0 {
-			return err
-		}
-		if db.claimHook != nil {
-			db.claimHook()
-		}
-		claims, err = tx.lease(ctx, ids, p)
+		var err error
+		claims, err = t.(*Tx).claim(ctx, p)
 		return err
 	})
 	return claims, err
+}
+
+// claim is DeliveryClaim's work, in tx.
+func (tx *Tx) claim(ctx context.Context, p ClaimParams) ([]*Claim, error) {
+	rows, err := tx.rows(ctx, tx.db.claimCandidatesQuery(), p.Now.UnixMilli(), p.PerEndpoint, p.Limit)
+	if err != nil {
+		return nil, err
+	}
+	ids, err := collect(tx.db, rows, scanID)
+	if err != nil || len(ids) == 0 {
+		return nil, err
+	}
+	if tx.db.claimHook != nil {
+		tx.db.claimHook()
+	}
+	return tx.lease(ctx, ids, p)
 }
 
 // scanClaim reads a claim's columns (lockCandidatesQuery's), after the
@@ -354,7 +359,7 @@ func (db *DB) DeliveryCountPending(ctx context.Context, now time.Time) (checkout
 
 // DeliveryRecord stores a finished attempt and the delivery's new state.
 func (db *DB) DeliveryRecord(ctx context.Context, owner string, a *checkout.Attempt, d *checkout.Delivery) (bool, error) {
-	updated, err := db.DeliveryRecordAll(ctx, []AttemptRecord{{Owner: owner, Attempt: a, Delivery: d}})
+	updated, _, err := db.DeliveryRecordAll(ctx, []AttemptRecord{{Owner: owner, Attempt: a, Delivery: d}}, ClaimParams{})
 	if err != nil {
 		return false, err
 	}
@@ -362,34 +367,51 @@ func (db *DB) DeliveryRecord(ctx context.Context, owner string, a *checkout.Atte
 }
 
 // DeliveryRecordAll stores finished attempts and their deliveries' new
-// states in one transaction: the dispatcher's group commit, one fsync for
+// states in one transaction: the dispatcher's group commit, one commit for
 // the attempts that ended together. Each chunk of recordChunk records takes
 // a few statements whatever its size (recordBatch), so that a batch costs
 // PostgreSQL a few round trips, not three per attempt.
-func (db *DB) DeliveryRecordAll(ctx context.Context, rs []AttemptRecord) ([]bool, error) {
+//
+// When next.Limit is above zero it then claims, in the same transaction, as
+// DeliveryClaim(next) would: the workers whose attempts it records go on
+// with the deliveries it returns, with no commit of a claim of their own
+// between. The records come first, so the leases they end no longer count
+// against their endpoints' caps. When it fails, nothing is stored and
+// nothing is leased.
+func (db *DB) DeliveryRecordAll(ctx context.Context, rs []AttemptRecord, next ClaimParams) ([]bool, []*Claim, error) {
+	if next.Limit > 0 && next.Owner == "" {
+		return nil, nil, errors.New("claim: a lease needs an owner")
+	}
 	updated := make([]bool, len(rs))
 	// Rows are locked in the order of their ids, so that two nodes'
 	// batches never wait for each other in a circle.
 	sorted := slices.Clone(rs)
 	slices.SortFunc(sorted, func(a, b AttemptRecord) int { return strings.Compare(a.Delivery.ID, b.Delivery.ID) })
 	done := make(map[*checkout.Attempt]bool, len(rs))
+	var claims []*Claim
 	err := db.InTx(ctx, func(t checkout.Tx) error {
 		tx := t.(*Tx)
 		clear(done)
+		claims = nil
 		for lo := 0; lo < len(sorted); lo += recordChunk {
 			if err := tx.recordBatch(ctx, sorted[lo:min(lo+recordChunk, len(sorted))], done); err != nil {
 				return err
 			}
 		}
-		return nil
+		if next.Limit <= 0 {
+			return nil
+		}
+		var err error
+		claims, err = tx.claim(ctx, next)
+		return err
 	})
 	if err != nil {
-		return updated, err
+		return updated, nil, err
 	}
 	for i, r := range rs {
 		updated[i] = done[r.Attempt]
 	}
-	return updated, nil
+	return updated, claims, nil
 }
 
 // recordChunk bounds the records of one recordBatch, and so its

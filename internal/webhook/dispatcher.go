@@ -40,8 +40,11 @@ type Queue interface {
 	DeliveryRecord(ctx context.Context, owner string, a *checkout.Attempt, d *checkout.Delivery) (bool, error)
 	// DeliveryRecordAll does what DeliveryRecord does for each record, all
 	// in one transaction (one commit for many attempts), and reports for
-	// each whether its delivery was updated. When it fails, none is stored.
-	DeliveryRecordAll(ctx context.Context, rs []store.AttemptRecord) ([]bool, error)
+	// each whether its delivery was updated. When next.Limit is above zero
+	// it then claims as DeliveryClaim(next) would, in the same
+	// transaction, and returns the claims. When it fails, none is stored
+	// and none is claimed.
+	DeliveryRecordAll(ctx context.Context, rs []store.AttemptRecord, next store.ClaimParams) ([]bool, []*store.Claim, error)
 }
 
 // Config configures a Dispatcher.
@@ -71,11 +74,13 @@ type Dispatcher struct {
 	cfg    Config
 	node   string
 	claims atomic.Uint64
-	wake   chan struct{}
-	freed  chan struct{}
-	sem    chan struct{}
-	wg     sync.WaitGroup
-	counts struct {
+	// started counts the attempts begun, for RunOnce.
+	started atomic.Int64
+	wake    chan struct{}
+	freed   chan struct{}
+	sem     chan struct{}
+	wg      sync.WaitGroup
+	counts  struct {
 		succeeded, failed, gaveUp atomic.Int64
 		micros                    atomic.Int64
 	}
@@ -88,12 +93,17 @@ type Dispatcher struct {
 	recQueue  []*pendingRecord
 }
 
-// pendingRecord is an attempt waiting to be stored.
+// pendingRecord is an attempt waiting to be stored. A worker that wants
+// to go on (its dispatcher still runs) sets more; the batch that stores it
+// may then claim a delivery for it, next, leased to nextOwner.
 type pendingRecord struct {
-	rec     store.AttemptRecord
-	updated bool
-	err     error
-	done    chan struct{}
+	rec       store.AttemptRecord
+	more      bool
+	updated   bool
+	err       error
+	next      *store.Claim
+	nextOwner string
+	done      chan struct{}
 }
 
 // Stats are what a dispatcher did since it started, for metrics. Other
@@ -220,20 +230,26 @@ func (d *Dispatcher) gatherFreeSlots(ctx context.Context) {
 // attempts, and returns how many it made. Tests call it with a fake clock
 // instead of running the loop.
 func (d *Dispatcher) RunOnce(ctx context.Context) (int, error) {
-	total := 0
+	before := d.started.Load()
 	for {
 		n, err := d.dispatch(ctx, d.cfg.Workers)
 		d.wg.Wait()
-		total += n
 		if err != nil || n == 0 {
-			return total, err
+			return int(d.started.Load() - before), err
 		}
 	}
 }
 
+// newOwner returns the owner of a new claim's leases: this process and the
+// claim's number, so that a record is checked against the claim it came
+// from.
+func (d *Dispatcher) newOwner() string {
+	return d.node + "-" + strconv.FormatUint(d.claims.Add(1), 10)
+}
+
 // dispatch claims up to limit due deliveries and starts their attempts.
 func (d *Dispatcher) dispatch(ctx context.Context, limit int) (int, error) {
-	owner := d.node + "-" + strconv.FormatUint(d.claims.Add(1), 10)
+	owner := d.newOwner()
 	now := d.cfg.Now()
 	claims, err := d.cfg.Store.DeliveryClaim(ctx, store.ClaimParams{
 		Owner:       owner,
@@ -257,15 +273,30 @@ func (d *Dispatcher) dispatch(ctx context.Context, limit int) (int, error) {
 				default:
 				}
 			}()
-			d.attempt(owner, c)
+			d.work(ctx, owner, c)
 		}()
 	}
 	return len(claims), nil
 }
 
+// work makes the attempt of claim c, leased to owner, and then of each
+// delivery that the transaction recording the one before claimed for it
+// (claim in record): a worker keeps its slot from one delivery to the next
+// with one commit between, not two (the record's and a claim's), and no
+// wait for other slots to free. It stops when a record brings no claim
+// (none due, or the endpoints' caps reached; the loop in Run claims for
+// the free slots then) or ctx ends (its last attempt is still recorded).
+func (d *Dispatcher) work(ctx context.Context, owner string, c *store.Claim) {
+	for c != nil {
+		d.started.Add(1)
+		c, owner = d.attempt(ctx, owner, c)
+	}
+}
+
 // attempt sends one claimed delivery and records the outcome. It runs on a
-// context of its own, so a shutdown lets it finish.
-func (d *Dispatcher) attempt(owner string, c *store.Claim) {
+// context of its own, so a shutdown lets it finish. It returns the next
+// delivery to attempt, claimed with the record, and its lease's owner.
+func (d *Dispatcher) attempt(ctx context.Context, owner string, c *store.Claim) (*store.Claim, string) {
 	a := Send(d.cfg.Client, c, d.cfg.Now())
 	if a.Succeeded() {
 		d.counts.succeeded.Add(1)
@@ -274,24 +305,25 @@ func (d *Dispatcher) attempt(owner string, c *store.Claim) {
 	}
 	d.counts.micros.Add(a.Duration.Microseconds())
 	c.Delivery.Record(a, d.cfg.Now())
-	updated, err := d.record(store.AttemptRecord{Owner: owner, Attempt: a, Delivery: c.Delivery})
-	if err != nil {
+	p := d.record(store.AttemptRecord{Owner: owner, Attempt: a, Delivery: c.Delivery}, ctx.Err() == nil)
+	if p.err != nil {
 		// The lease runs out and the delivery is attempted again: at least
 		// once still holds.
-		d.cfg.Logger.Error("record webhook attempt", "delivery", c.Delivery.ID, "err", err)
-		return
+		d.cfg.Logger.Error("record webhook attempt", "delivery", c.Delivery.ID, "err", p.err)
+		return nil, ""
 	}
-	if updated && c.Delivery.Status == checkout.DeliveryFailed {
+	if p.updated && c.Delivery.Status == checkout.DeliveryFailed {
 		d.counts.gaveUp.Add(1)
 	}
+	return p.next, p.nextOwner
 }
 
 // record stores a finished attempt with those that finished beside it, in
-// one transaction, and reports whether its delivery was updated. On
-// SQLite, where every commit waits for the disk, this is what lets
-// deliveries go faster than one commit each.
-func (d *Dispatcher) record(r store.AttemptRecord) (bool, error) {
-	p := &pendingRecord{rec: r, done: make(chan struct{})}
+// one transaction, which also claims a next delivery for each worker that
+// wants one (more). On SQLite, where every commit waits for the disk, this
+// is what lets deliveries go faster than one commit each.
+func (d *Dispatcher) record(r store.AttemptRecord, more bool) *pendingRecord {
+	p := &pendingRecord{rec: r, more: more, done: make(chan struct{})}
 	d.recMu.Lock()
 	d.recQueue = append(d.recQueue, p)
 	lead := !d.recording
@@ -299,7 +331,7 @@ func (d *Dispatcher) record(r store.AttemptRecord) (bool, error) {
 	d.recMu.Unlock()
 	if !lead {
 		<-p.done
-		return p.updated, p.err
+		return p
 	}
 	for {
 		d.recMu.Lock()
@@ -313,19 +345,34 @@ func (d *Dispatcher) record(r store.AttemptRecord) (bool, error) {
 		d.recMu.Unlock()
 		d.store(batch)
 	}
-	return p.updated, p.err
+	return p
 }
 
-// store writes a batch of records in one transaction; when that fails,
-// one by one, so that one record's failure is not every record's.
+// store writes a batch of records in one transaction, with the claim of a
+// next delivery for each record that wants one; when that fails, one by
+// one and with no claim, so that one record's failure is not every
+// record's (and what the failed transaction claimed was never leased).
 func (d *Dispatcher) store(batch []*pendingRecord) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	rs := make([]store.AttemptRecord, len(batch))
+	var want []*pendingRecord
 	for i, p := range batch {
 		rs[i] = p.rec
+		if p.more {
+			want = append(want, p)
+		}
 	}
-	updated, err := d.cfg.Store.DeliveryRecordAll(ctx, rs)
+	var next store.ClaimParams
+	if len(want) > 0 {
+		now := d.cfg.Now()
+		next = store.ClaimParams{Owner: d.newOwner(), Now: now, LeaseUntil: now.Add(d.cfg.Lease),
+			Limit: len(want), PerEndpoint: d.cfg.PerEndpoint}
+	}
+	updated, claims, err := d.cfg.Store.DeliveryRecordAll(ctx, rs, next)
+	for i, c := range claims {
+		want[i].next, want[i].nextOwner = c, next.Owner
+	}
 	for i, p := range batch {
 		if err == nil {
 			p.updated = updated[i]

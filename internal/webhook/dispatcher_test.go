@@ -813,12 +813,19 @@ func TestDeleteEndpoint(t *testing.T) {
 			w.WriteHeader(500)
 		})
 		ep := e.endpoint(r, checkout.ModeTest)
-		other := e.endpoint(e.net.Receiver(t, "other.example.com"), checkout.ModeTest)
+		// The other endpoint's attempt is held too: its record would claim
+		// the second session's delivery to ep, made before the delete, and
+		// send it (claim in record), which this test is not about.
+		otherR := e.net.Receiver(t, "other.example.com")
+		otherR.SetHandler(func(http.ResponseWriter, *http.Request) { <-release })
+		other := e.endpoint(otherR, checkout.ModeTest)
 		e.createSession(checkout.ModeTest)
 		done := make(chan int)
 		go func() { n, _ := e.disp.RunOnce(ctx); done <- n }()
-		if _, ok := r.Next(guard); !ok {
-			t.Fatal("no attempt started")
+		for _, rcv := range []*webhooktest.Receiver{r, otherR} {
+			if _, ok := rcv.Next(guard); !ok {
+				t.Fatal("no attempt started")
+			}
 		}
 		inFlight := e.deliveries(ep)[0]
 		e.createSession(checkout.ModeTest) // a second delivery, queued
@@ -932,12 +939,12 @@ type batchFailingStore struct {
 	failed atomic.Int64
 }
 
-func (s *batchFailingStore) DeliveryRecordAll(ctx context.Context, rs []store.AttemptRecord) ([]bool, error) {
+func (s *batchFailingStore) DeliveryRecordAll(ctx context.Context, rs []store.AttemptRecord, next store.ClaimParams) ([]bool, []*store.Claim, error) {
 	if len(rs) > 1 {
 		s.failed.Add(1)
-		return nil, errors.New("injected failure of a batch")
+		return nil, nil, errors.New("injected failure of a batch")
 	}
-	return s.Queue.DeliveryRecordAll(ctx, rs)
+	return s.Queue.DeliveryRecordAll(ctx, rs, next)
 }
 
 // Attempts that end together are recorded together; when such a batch
@@ -1005,13 +1012,13 @@ type recordFailingStore struct {
 	off    atomic.Bool
 }
 
-func (s *recordFailingStore) DeliveryRecordAll(ctx context.Context, rs []store.AttemptRecord) ([]bool, error) {
+func (s *recordFailingStore) DeliveryRecordAll(ctx context.Context, rs []store.AttemptRecord, next store.ClaimParams) ([]bool, []*store.Claim, error) {
 	for _, r := range rs {
 		if r.Delivery.ID == s.victim && !s.off.Load() {
-			return nil, errors.New("injected failure of one record")
+			return nil, nil, errors.New("injected failure of one record")
 		}
 	}
-	return s.Queue.DeliveryRecordAll(ctx, rs)
+	return s.Queue.DeliveryRecordAll(ctx, rs, next)
 }
 
 func (s *recordFailingStore) DeliveryRecord(ctx context.Context, owner string, a *checkout.Attempt, d *checkout.Delivery) (bool, error) {
@@ -1078,6 +1085,106 @@ func TestOneFailingRecordCostsOthersNothing(t *testing.T) {
 		}
 		if got, _ := db.DeliveryGet(context.Background(), victim); got.Status != checkout.DeliverySucceeded || got.Attempts != 1 {
 			t.Errorf("the delivery whose record failed, after its retry: %+v; want succeeded", got)
+		}
+	})
+}
+
+// countingStore counts the deliveries claimed by DeliveryClaim and those
+// claimed by DeliveryRecordAll (claim in record).
+type countingStore struct {
+	webhook.Queue
+	claimed, claimedInRecord atomic.Int64
+}
+
+func (s *countingStore) DeliveryClaim(ctx context.Context, p store.ClaimParams) ([]*store.Claim, error) {
+	cs, err := s.Queue.DeliveryClaim(ctx, p)
+	s.claimed.Add(int64(len(cs)))
+	return cs, err
+}
+
+func (s *countingStore) DeliveryRecordAll(ctx context.Context, rs []store.AttemptRecord, next store.ClaimParams) ([]bool, []*store.Claim, error) {
+	updated, cs, err := s.Queue.DeliveryRecordAll(ctx, rs, next)
+	s.claimedInRecord.Add(int64(len(cs)))
+	return updated, cs, err
+}
+
+// A worker's record claims its next delivery in the same transaction, and
+// the worker goes on with it: with a cap of one attempt at a time to the
+// endpoint, the first delivery is claimed alone and each of the others by
+// the record of the one before. Each is sent once, and never two at once.
+func TestRecordClaimsTheNext(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		e := newEnv(t, db)
+		r := e.net.Receiver(t, "hooks.example.com")
+		var inFlight, most atomic.Int64
+		r.SetHandler(func(http.ResponseWriter, *http.Request) {
+			n := inFlight.Add(1)
+			defer inFlight.Add(-1)
+			for m := most.Load(); n > m && !most.CompareAndSwap(m, n); m = most.Load() {
+			}
+		})
+		ep := e.endpoint(r, checkout.ModeTest)
+		const n = 6
+		for range n {
+			e.createSession(checkout.ModeTest)
+		}
+		st := &countingStore{Queue: db}
+		d := webhook.New(webhook.Config{
+			Store: st, Now: e.clock.Now, PerEndpoint: 1,
+			Client: webhook.NewClient(webhook.ClientConfig{Guard: e.guard, RootCAs: e.net.RootCAs(), Dial: e.net.Dial}),
+		})
+		if got, err := d.RunOnce(context.Background()); got != n || err != nil {
+			t.Fatalf("RunOnce = %d, %v; want %d", got, err, n)
+		}
+		if got, inRecord := st.claimed.Load(), st.claimedInRecord.Load(); got != 1 || inRecord != n-1 {
+			t.Errorf("claimed %d alone and %d in records; want 1 and %d", got, inRecord, n-1)
+		}
+		if m := most.Load(); m != 1 {
+			t.Errorf("%d attempts reached the endpoint at once; want 1 (its cap)", m)
+		}
+		perDelivery := map[string]int{}
+		for _, req := range r.Requests() {
+			perDelivery[req.Header.Get("Service-Delivery-Id")]++
+		}
+		for _, dl := range e.deliveries(ep) {
+			if dl.Status != checkout.DeliverySucceeded || dl.Attempts != 1 || perDelivery[dl.ID] != 1 {
+				t.Errorf("delivery %s: %s, %d attempts, sent %d times; want succeeded, sent once", dl.ID, dl.Status, dl.Attempts, perDelivery[dl.ID])
+			}
+		}
+	})
+}
+
+// A worker whose dispatcher is stopping records its attempt and claims
+// nothing more: the deliveries left stay due, unleased, for the next run.
+func TestStoppingDispatcherClaimsNoMore(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		e := newEnv(t, db)
+		r := e.net.Receiver(t, "hooks.example.com")
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		r.SetHandler(func(http.ResponseWriter, *http.Request) { cancel() })
+		ep := e.endpoint(r, checkout.ModeTest)
+		const n = 4
+		for range n {
+			e.createSession(checkout.ModeTest)
+		}
+		d := webhook.New(webhook.Config{
+			Store: db, Now: e.clock.Now, PerEndpoint: 1, Logger: slog.New(slog.DiscardHandler),
+			Client: webhook.NewClient(webhook.ClientConfig{Guard: e.guard, RootCAs: e.net.RootCAs(), Dial: e.net.Dial}),
+		})
+		if got, _ := d.RunOnce(ctx); got != 1 {
+			t.Fatalf("RunOnce stopped during its first attempt = %d; want 1", got)
+		}
+		// No lease is left behind: at the same time, the other three are
+		// due.
+		r.SetHandler(func(http.ResponseWriter, *http.Request) {})
+		if got, err := d.RunOnce(context.Background()); got != n-1 || err != nil {
+			t.Fatalf("RunOnce after = %d, %v; want %d", got, err, n-1)
+		}
+		for _, dl := range e.deliveries(ep) {
+			if dl.Status != checkout.DeliverySucceeded || dl.Attempts != 1 {
+				t.Errorf("delivery %s: %s, %d attempts; want succeeded once", dl.ID, dl.Status, dl.Attempts)
+			}
 		}
 	})
 }

@@ -22,6 +22,7 @@ var webhookTests = []struct {
 	{"Delivery/ClaimBacklog", testDeliveryClaimBacklog},
 	{"Delivery/Record", testDeliveryRecord},
 	{"Delivery/RecordAll", testDeliveryRecordAll},
+	{"Delivery/RecordAllClaims", testDeliveryRecordAllClaims},
 	{"Delivery/CancelPending", testDeliveryCancelPending},
 	{"Event/Purge", testEventPurge},
 }
@@ -274,7 +275,7 @@ func testDeliveryRecordAll(t *testing.T, db *store.DB) {
 	}
 	gone := &store.Claim{Delivery: &checkout.Delivery{ID: checkout.NewID(checkout.PrefixDelivery, 16), Attempts: 0}}
 	rs := []store.AttemptRecord{record(cs[3], "a", 200), record(cs[0], "a", 200), record(cs[1], "other", 200), record(gone, "a", 200), record(cs[2], "a", 503)}
-	got, err := db.DeliveryRecordAll(ctx, rs)
+	got, _, err := db.DeliveryRecordAll(ctx, rs, store.ClaimParams{})
 	if want := []bool{true, true, false, false, true}; err != nil || !slices.Equal(got, want) {
 		t.Fatalf("DeliveryRecordAll = %v, %v; want %v", got, err, want)
 	}
@@ -290,8 +291,93 @@ func testDeliveryRecordAll(t *testing.T, db *store.DB) {
 	if as, _ := db.AttemptList(ctx, gone.Delivery.ID); len(as) != 0 {
 		t.Errorf("a delivery that does not exist got %d attempts", len(as))
 	}
-	if got, err := db.DeliveryRecordAll(ctx, nil); err != nil || len(got) != 0 {
+	if got, _, err := db.DeliveryRecordAll(ctx, nil, store.ClaimParams{}); err != nil || len(got) != 0 {
 		t.Errorf("DeliveryRecordAll of nothing = %v, %v", got, err)
+	}
+}
+
+// RecordAll with a claim records first, then claims in the same
+// transaction: the leases its records end no longer count against the
+// endpoint's cap, so it takes the next deliveries of a capped endpoint. A
+// batch that fails leases nothing; the leases it takes run out and are
+// claimed again as any other.
+func testDeliveryRecordAllClaims(t *testing.T, db *store.DB) {
+	ctx := context.Background()
+	m := newMerchant(t, db, "Acme", base)
+	ep := newEndpoint(t, db, m, checkout.ModeTest, checkout.AllEvents)
+	var ds []*checkout.Delivery
+	for i := range 4 {
+		ds = append(ds, newDelivery(t, db, m, ep, base.Add(time.Duration(i)*time.Millisecond)))
+	}
+	now := base.Add(time.Second)
+	params := func(owner string, at time.Time, perEndpoint int) store.ClaimParams {
+		return store.ClaimParams{Owner: owner, Now: at, LeaseUntil: at.Add(time.Minute), Limit: 2, PerEndpoint: perEndpoint}
+	}
+	ids := func(cs []*store.Claim) []string {
+		var ids []string
+		for _, c := range cs {
+			ids = append(ids, c.Delivery.ID)
+		}
+		return ids
+	}
+	cs, err := db.DeliveryClaim(ctx, params("a", now, 2))
+	if err != nil || len(cs) != 2 {
+		t.Fatalf("DeliveryClaim = %d, %v", len(cs), err)
+	}
+	record := func(c *store.Claim, owner string) store.AttemptRecord {
+		a := &checkout.Attempt{DeliveryID: c.Delivery.ID, Number: c.Delivery.Attempts + 1, StartedAt: now, Duration: time.Millisecond, StatusCode: 200}
+		d := *c.Delivery
+		d.Record(a, now)
+		return store.AttemptRecord{Owner: owner, Attempt: a, Delivery: &d}
+	}
+
+	// A batch that fails (a status the table refuses) stores nothing and
+	// leases nothing.
+	bad := record(cs[1], "a")
+	bad.Delivery.Status = "bogus"
+	if _, got, err := db.DeliveryRecordAll(ctx, []store.AttemptRecord{record(cs[0], "a"), bad}, params("b", now, 2)); err == nil || len(got) != 0 {
+		t.Fatalf("DeliveryRecordAll of a bad record = %v, %v; want an error and no claim", ids(got), err)
+	}
+	for _, c := range cs {
+		if as, _ := db.AttemptList(ctx, c.Delivery.ID); len(as) != 0 {
+			t.Errorf("delivery %s has %d attempts after a failed batch; want none", c.Delivery.ID, len(as))
+		}
+	}
+	if got, err := db.DeliveryClaim(ctx, params("probe", now, 2)); err != nil || len(got) != 0 {
+		t.Errorf("claim with a's two leases running = %v, %v; want none: the failed batch ended no lease", ids(got), err)
+	}
+
+	// The endpoint is at its cap (a's two): the records end a's leases, and
+	// the claim takes the next two.
+	updated, got, err := db.DeliveryRecordAll(ctx, []store.AttemptRecord{record(cs[0], "a"), record(cs[1], "a")}, params("b", now, 2))
+	if want := []string{ds[2].ID, ds[3].ID}; err != nil || !slices.Equal(updated, []bool{true, true}) || !slices.Equal(ids(got), want) {
+		t.Fatalf("DeliveryRecordAll with a claim = %v, %v, %v; want both updated, then %v claimed", updated, ids(got), err, want)
+	}
+	for _, c := range got {
+		if c.Endpoint.ID != ep.ID || c.Event.ID != c.Delivery.EventID {
+			t.Errorf("claim %s comes with endpoint %s, event %s", c.Delivery.ID, c.Endpoint.ID, c.Event.ID)
+		}
+	}
+	if again, err := db.DeliveryClaim(ctx, params("c", now, 2)); err != nil || len(again) != 0 {
+		t.Errorf("claim with b's two leases running = %v, %v; want none", ids(again), err)
+	}
+	// b's leases run out: claimed again, and b's late record is not b's
+	// any more.
+	later := now.Add(time.Minute)
+	again, err := db.DeliveryClaim(ctx, params("d", later, 2))
+	if want := []string{ds[2].ID, ds[3].ID}; err != nil || !slices.Equal(ids(again), want) {
+		t.Fatalf("claim once b's leases ran out = %v, %v; want %v", ids(again), err, want)
+	}
+	if updated, _, err := db.DeliveryRecordAll(ctx, []store.AttemptRecord{record(got[0], "b")}, store.ClaimParams{}); err != nil || updated[0] {
+		t.Errorf("record by b after d took the lease over = %v, %v; want the delivery left to d", updated, err)
+	}
+	if updated, _, err := db.DeliveryRecordAll(ctx, []store.AttemptRecord{record(again[0], "d"), record(again[1], "d")}, store.ClaimParams{}); err != nil || !slices.Equal(updated, []bool{true, true}) {
+		t.Errorf("record by d = %v, %v; want both updated", updated, err)
+	}
+	for _, d := range ds {
+		if got, err := db.DeliveryGet(ctx, d.ID); err != nil || got.Status != checkout.DeliverySucceeded {
+			t.Errorf("delivery %s = %+v, %v; want succeeded", d.ID, got, err)
+		}
 	}
 }
 
