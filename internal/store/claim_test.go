@@ -2,6 +2,7 @@ package store_test
 
 import (
 	"context"
+	"database/sql"
 	"testing"
 	"time"
 
@@ -15,8 +16,15 @@ import (
 // stores a delivery due at now.
 func claimNodes(t *testing.T, now time.Time) (a, b *store.DB, d *checkout.Delivery) {
 	t.Helper()
+	a, b, ds := claimNodesURL(t, storetest.PostgresURL(t), now, 1)
+	return a, b, ds[0]
+}
+
+// claimNodesURL opens two stores on the PostgreSQL database at url, as two
+// nodes, and stores n deliveries to one endpoint, due at now.
+func claimNodesURL(t *testing.T, url string, now time.Time, n int) (a, b *store.DB, ds []*checkout.Delivery) {
+	t.Helper()
 	ctx := context.Background()
-	url := storetest.PostgresURL(t)
 	var nodes [2]*store.DB
 	for i := range nodes {
 		db, err := postgres.Open(ctx, url)
@@ -41,7 +49,9 @@ func claimNodes(t *testing.T, now time.Time) (a, b *store.DB, d *checkout.Delive
 	if err != nil {
 		t.Fatal(err)
 	}
-	d = checkout.NewDelivery(ev, ep, now)
+	for i := range n {
+		ds = append(ds, checkout.NewDelivery(ev, ep, now.Add(time.Duration(i-n)*time.Millisecond)))
+	}
 	err = a.InTx(ctx, func(tx checkout.Tx) error {
 		if err := tx.MerchantInsert(ctx, m); err != nil {
 			return err
@@ -52,19 +62,26 @@ func claimNodes(t *testing.T, now time.Time) (a, b *store.DB, d *checkout.Delive
 		if err := tx.EventInsert(ctx, ev); err != nil {
 			return err
 		}
-		return tx.DeliveryInsert(ctx, d)
+		for _, d := range ds {
+			if err := tx.DeliveryInsert(ctx, d); err != nil {
+				return err
+			}
+		}
+		return nil
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	return a, b, d
+	return a, b, ds
 }
 
 // TestClaimRechecksDueTime forces the interleaving that sent a delivery
-// twice on PostgreSQL: node B reads a due delivery as a candidate; before B
-// locks it, node A claims it, attempts it, and records a failure (the lease
-// cleared, the next attempt a minute ahead). B must not lease it: it is
-// pending and unleased, but no longer due.
+// twice on PostgreSQL: node A claimed a delivery and its lease ran out
+// before A recorded its attempt (a slow attempt, or a clock behind). Node B
+// reads it as a candidate; before B locks it, A records a failure (the
+// lease ended, the next attempt a minute ahead). B must not lease it: it
+// is pending and unleased, but no longer due. (Another node's claim cannot
+// come between B's read and B's lock: claims take turns, TestClaimsTakeTurns.)
 //
 // PostgreSQL only: on SQLite the claim is one write transaction, and no
 // other node can write between its two steps.
@@ -73,8 +90,13 @@ func TestClaimRechecksDueTime(t *testing.T) {
 	now := time.Unix(1_790_000_000, 0)
 	a, b, d := claimNodes(t, now)
 
+	cs, err := a.DeliveryClaim(ctx, store.ClaimParams{Owner: "a", Now: now, LeaseUntil: now.Add(time.Second), Limit: 10, PerEndpoint: 4})
+	if err != nil || len(cs) != 1 {
+		t.Fatalf("node A's claim = %d, %v; want the delivery", len(cs), err)
+	}
+	at := now.Add(2 * time.Second) // A's lease has run out
 	params := func(owner string) store.ClaimParams {
-		return store.ClaimParams{Owner: owner, Now: now, LeaseUntil: now.Add(time.Minute), Limit: 10, PerEndpoint: 4}
+		return store.ClaimParams{Owner: owner, Now: at, LeaseUntil: at.Add(time.Minute), Limit: 10, PerEndpoint: 4}
 	}
 	interleaved := false
 	store.SetClaimHook(b, func() {
@@ -82,80 +104,88 @@ func TestClaimRechecksDueTime(t *testing.T) {
 			return
 		}
 		interleaved = true
-		cs, err := a.DeliveryClaim(ctx, params("a"))
-		if err != nil || len(cs) != 1 {
-			t.Fatalf("node A's claim = %d, %v; want the delivery", len(cs), err)
-		}
-		att := &checkout.Attempt{DeliveryID: d.ID, Number: 1, StartedAt: now, StatusCode: 500, Error: "receiver answered 500"}
+		att := &checkout.Attempt{DeliveryID: d.ID, Number: 1, StartedAt: at, StatusCode: 500, Error: "receiver answered 500"}
 		next := *cs[0].Delivery
-		next.Record(att, now)
+		next.Record(att, at)
+		// Not t.Fatal: this runs on B's committer goroutine.
 		if ok, err := a.DeliveryRecord(ctx, "a", att, &next); !ok || err != nil {
-			t.Fatalf("node A's record = %t, %v", ok, err)
+			t.Errorf("node A's record = %t, %v", ok, err)
 		}
 	})
-	cs, err := b.DeliveryClaim(ctx, params("b"))
+	got, err := b.DeliveryClaim(ctx, params("b"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !interleaved {
 		t.Fatal("node B's claim found no candidate: the interleaving did not happen")
 	}
-	if len(cs) != 0 {
-		t.Errorf("node B claimed %d deliveries after node A recorded a failure; want none until the retry time", len(cs))
+	if len(got) != 0 {
+		t.Errorf("node B claimed %d deliveries after node A recorded a failure; want none until the retry time", len(got))
 	}
-	got, err := b.DeliveryGet(ctx, d.ID)
-	if err != nil || got.Attempts != 1 || !got.NextAttemptAt.Equal(now.Add(time.Minute)) {
-		t.Errorf("delivery = %+v, %v; want 1 attempt, the next in a minute", got, err)
+	d2, err := b.DeliveryGet(ctx, d.ID)
+	if err != nil || d2.Attempts != 1 || !d2.NextAttemptAt.Equal(at.Add(time.Minute)) {
+		t.Errorf("delivery = %+v, %v; want 1 attempt, the next in a minute", d2, err)
 	}
 	// At the retry time it is due again, for either node.
 	later := params("b")
-	later.Now, later.LeaseUntil = now.Add(time.Minute), now.Add(2*time.Minute)
+	later.Now, later.LeaseUntil = at.Add(time.Minute), at.Add(2*time.Minute)
 	if cs, err := b.DeliveryClaim(ctx, later); err != nil || len(cs) != 1 {
 		t.Errorf("claim at the retry time = %d, %v; want 1", len(cs), err)
 	}
 }
 
-// TestClaimRechecksLease forces an interleaving that a lease in a table of
-// its own makes possible on PostgreSQL: node B reads a due delivery as a
-// candidate; before B locks it, node A claims it and commits, which writes
-// A's lease and leaves the delivery's row as it was, so B's lock finds the
-// row free. B must not lease it: A's lease is running. (B's lock reads the
-// lease as it is when that statement starts, after A's commit here; when
-// A commits while the statement runs, the lease's write, which checks the
-// lease's newest row, is what refuses it.)
-func TestClaimRechecksLease(t *testing.T) {
+// TestClaimsTakeTurns: two nodes claim at once, with an endpoint's cap of 4
+// and 10 of its deliveries due. Node B's claim starts while node A's is
+// between its read of the candidates and its commit; B waits for A's claim
+// lock (Dialect.ClaimLock), then counts A's 4 leases and takes none. Without
+// the lock each would count no lease and take 4: 8 attempts at once to an
+// endpoint capped at 4.
+func TestClaimsTakeTurns(t *testing.T) {
 	ctx := context.Background()
+	url := storetest.PostgresURL(t)
 	now := time.Unix(1_790_000_000, 0)
-	a, b, d := claimNodes(t, now)
-	params := func(owner string) store.ClaimParams {
-		return store.ClaimParams{Owner: owner, Now: now, LeaseUntil: now.Add(time.Minute), Limit: 10, PerEndpoint: 4}
-	}
-	interleaved := false
-	store.SetClaimHook(b, func() {
-		if interleaved {
-			return
-		}
-		interleaved = true
-		// Not t.Fatal: this runs on B's committer goroutine.
-		if cs, err := a.DeliveryClaim(ctx, params("a")); err != nil || len(cs) != 1 {
-			t.Errorf("node A's claim = %d, %v; want the delivery", len(cs), err)
-		}
-	})
-	cs, err := b.DeliveryClaim(ctx, params("b"))
+	a, b, ds := claimNodesURL(t, url, now, 10)
+	raw, err := sql.Open("pgx", url)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !interleaved {
-		t.Fatal("node B's claim found no candidate: the interleaving did not happen")
+	defer raw.Close()
+	params := func(owner string) store.ClaimParams {
+		return store.ClaimParams{Owner: owner, Now: now, LeaseUntil: now.Add(time.Minute), Limit: 10, PerEndpoint: 4}
 	}
-	if len(cs) != 0 {
-		t.Errorf("node B claimed %d deliveries that node A had leased; want none", len(cs))
+	type result struct {
+		n   int
+		err error
 	}
-	// A's record is still A's: it ends A's lease and updates the delivery.
-	att := &checkout.Attempt{DeliveryID: d.ID, Number: 1, StartedAt: now, StatusCode: 200}
-	next := *d
-	next.Record(att, now)
-	if ok, err := a.DeliveryRecord(ctx, "a", att, &next); !ok || err != nil {
-		t.Errorf("node A's record = %t, %v; want it stored", ok, err)
+	fromB := make(chan result, 1)
+	store.SetClaimHook(a, func() {
+		store.SetClaimHook(a, nil)
+		go func() {
+			cs, err := b.DeliveryClaim(ctx, params("b"))
+			fromB <- result{len(cs), err}
+		}()
+		// Wait until B waits for the lock A holds (or, without one,
+		// has claimed).
+		for {
+			var waiting bool
+			err := raw.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM pg_locks WHERE locktype = 'advisory' AND NOT granted)`).Scan(&waiting)
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			if waiting || len(fromB) > 0 {
+				return
+			}
+		}
+	})
+	cs, err := a.DeliveryClaim(ctx, params("a"))
+	if err != nil || len(cs) != 4 {
+		t.Fatalf("node A's claim = %d, %v; want 4, the cap", len(cs), err)
+	}
+	if got := <-fromB; got.err != nil || got.n != 0 {
+		t.Errorf("node B's claim, begun during A's = %d, %v; want none: A holds the endpoint's 4", got.n, got.err)
+	}
+	if len(ds) != 10 {
+		t.Fatalf("%d deliveries", len(ds))
 	}
 }

@@ -41,6 +41,13 @@ type Dialect struct {
 	// whose planner has them. On SQLite a query the index cannot serve
 	// fails instead of scanning, which the tests see.
 	IndexedBy func(index string) string
+	// ClaimLock, when set, runs first in a claim (of the webhook queue): a
+	// lock held until the claim's transaction ends, so that claims take
+	// turns and each counts the leases of those before it (the per-endpoint
+	// cap holds across claims that run at once, on one node or several).
+	// PostgreSQL's is a transaction-level advisory lock of the schema;
+	// SQLite needs none, its write transactions already taking turns.
+	ClaimLock string
 	// MigrationLock, when set, runs first in the migration transaction so
 	// that nodes starting together migrate one at a time.
 	MigrationLock string

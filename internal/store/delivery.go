@@ -305,8 +305,16 @@ func (db *DB) DeliveryClaim(ctx context.Context, p ClaimParams) ([]*Claim, error
 	return claims, err
 }
 
-// claim is DeliveryClaim's work, in tx.
+// claim is DeliveryClaim's work, in tx. It takes the dialect's ClaimLock
+// first: without it, two claims running at once would each count the
+// leases committed before it and not the other's, and could together lease
+// more than an endpoint's cap.
 func (tx *Tx) claim(ctx context.Context, p ClaimParams) ([]*Claim, error) {
+	if lock := tx.db.dialect.ClaimLock; lock != "" {
+		if _, err := tx.exec(ctx, lock); err != nil {
+			return nil, err
+		}
+	}
 	rows, err := tx.rows(ctx, tx.db.claimCandidatesQuery(), p.Now.UnixMilli(), p.PerEndpoint, p.Limit)
 	if err != nil {
 		return nil, err

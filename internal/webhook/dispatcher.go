@@ -85,12 +85,17 @@ type Dispatcher struct {
 		micros                    atomic.Int64
 	}
 
-	// Finished attempts wait here to be stored together (group commit):
-	// the first to arrive while none is being stored stores the waiting
-	// ones, and again, until none waits.
+	// Finished attempts wait here to be stored together (group commit) by
+	// up to recordLanes recorders (recordLoop), each started by a record
+	// that finds fewer running.
 	recMu     sync.Mutex
-	recording bool
+	recorders int
 	recQueue  []*pendingRecord
+	// posting counts the claims handed to workers whose records are not
+	// queued yet (their attempts under way); queued is closed, and
+	// replaced, when a record is queued. Both change under recMu.
+	posting atomic.Int64
+	queued  chan struct{}
 }
 
 // pendingRecord is an attempt waiting to be stored. A worker that wants
@@ -153,11 +158,12 @@ func New(cfg Config) *Dispatcher {
 		cfg.Poll = time.Second
 	}
 	return &Dispatcher{
-		cfg:   cfg,
-		node:  checkout.NewID("node_", 8),
-		wake:  make(chan struct{}, 1),
-		freed: make(chan struct{}, 1),
-		sem:   make(chan struct{}, cfg.Workers),
+		cfg:    cfg,
+		node:   checkout.NewID("node_", 8),
+		wake:   make(chan struct{}, 1),
+		freed:  make(chan struct{}, 1),
+		sem:    make(chan struct{}, cfg.Workers),
+		queued: make(chan struct{}, 1),
 	}
 }
 
@@ -261,6 +267,7 @@ func (d *Dispatcher) dispatch(ctx context.Context, limit int) (int, error) {
 	if err != nil {
 		return 0, err
 	}
+	d.posting.Add(int64(len(claims)))
 	for _, c := range claims {
 		d.sem <- struct{}{}
 		d.wg.Add(1)
@@ -326,26 +333,69 @@ func (d *Dispatcher) record(r store.AttemptRecord, more bool) *pendingRecord {
 	p := &pendingRecord{rec: r, more: more, done: make(chan struct{})}
 	d.recMu.Lock()
 	d.recQueue = append(d.recQueue, p)
-	lead := !d.recording
-	d.recording = true
-	d.recMu.Unlock()
-	if !lead {
-		<-p.done
-		return p
+	d.posting.Add(-1)
+	if d.recorders < recordLanes {
+		d.recorders++
+		go d.recordLoop()
 	}
+	close(d.queued)
+	d.queued = make(chan struct{})
+	d.recMu.Unlock()
+	<-p.done
+	return p
+}
+
+// recordLanes bounds the batches of records being written at once. Two:
+// while one batch's transaction runs, the workers it does not hold finish
+// their attempts and are written by the other, rather than wait for its
+// commit; on PostgreSQL the two run side by side (their claims take turns,
+// Dialect.ClaimLock), on SQLite the group commit takes them in turn.
+const recordLanes = 2
+
+// recordLoop writes the queued records, batch after batch, until none
+// waits.
+func (d *Dispatcher) recordLoop() {
 	for {
+		d.gatherRecords()
 		d.recMu.Lock()
 		batch := d.recQueue
 		d.recQueue = nil
 		if len(batch) == 0 {
-			d.recording = false
+			d.recorders--
 			d.recMu.Unlock()
-			break
+			return
 		}
 		d.recMu.Unlock()
 		d.store(batch)
 	}
-	return p
+}
+
+// recordGather bounds how long a batch of records waits for the attempts
+// still under way.
+const recordGather = time.Millisecond
+
+// gatherRecords waits up to recordGather for the attempts under way (not
+// in a batch being written) to end and queue their records, so that they
+// join the next batch rather than wait for its commit and make a batch of
+// their own after it: a drain's workers would otherwise split into groups
+// that take turns, each waiting for the other's transaction.
+func (d *Dispatcher) gatherRecords() {
+	timer := time.NewTimer(recordGather)
+	defer timer.Stop()
+	for {
+		d.recMu.Lock()
+		if d.posting.Load() == 0 {
+			d.recMu.Unlock()
+			return
+		}
+		queued := d.queued
+		d.recMu.Unlock()
+		select {
+		case <-timer.C:
+			return
+		case <-queued:
+		}
+	}
 }
 
 // store writes a batch of records in one transaction, with the claim of a
@@ -370,6 +420,7 @@ func (d *Dispatcher) store(batch []*pendingRecord) {
 			Limit: len(want), PerEndpoint: d.cfg.PerEndpoint}
 	}
 	updated, claims, err := d.cfg.Store.DeliveryRecordAll(ctx, rs, next)
+	d.posting.Add(int64(len(claims)))
 	for i, c := range claims {
 		want[i].next, want[i].nextOwner = c, next.Owner
 	}

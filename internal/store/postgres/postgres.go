@@ -52,10 +52,14 @@ var Dialect = store.Dialect{
 	ForShare:   " FOR SHARE",
 	// Nodes that start together migrate one at a time.
 	MigrationLock: `SELECT pg_advisory_xact_lock(7348219011)`,
-	Param:         func(i int) string { return "$" + strconv.Itoa(i) },
-	IndexedBy:     func(string) string { return "" },
-	Translate:     translate,
-	Migrations:    store.SubFS(migrations, "migrations"),
+	// Claims take turns, per schema: the key is the first 64 bits of the
+	// MD5 of the schema's name, so that stores in other schemas of the
+	// database (tests, benchmarks) do not wait for each other.
+	ClaimLock:  `SELECT pg_advisory_xact_lock(('x' || substr(md5('checkoutd claim ' || current_schema()), 1, 16))::bit(64)::bigint)`,
+	Param:      func(i int) string { return "$" + strconv.Itoa(i) },
+	IndexedBy:  func(string) string { return "" },
+	Translate:  translate,
+	Migrations: store.SubFS(migrations, "migrations"),
 	// Planned with their values: see store.Dialect.PlanEach.
 	PlanEach: []any{pgx.QueryExecModeExec},
 	// Batches run side by side on their own connections of the pool.
