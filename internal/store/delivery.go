@@ -181,14 +181,15 @@ func (db *DB) claimCandidatesQuery() string {
 // and every condition of being due is checked again on the row as it is
 // once locked, the next attempt's time included, since a recorded failure
 // leaves the delivery pending and unleased with its next attempt ahead.
-// A lease another node took and committed meanwhile left the delivery's row
-// as it was, so the lock does not see it (the lease's row, joined, is read
-// as the statement's snapshot had it): the lease's write, leaseQuery,
-// checks it again on the lease's newest row and leases only those whose
-// lease has ended. Both statements find the rows by id alone: a condition
-// on the due time in them would let the planner read the index of pending
-// deliveries by due time, every due one, when its statistics are behind a
-// burst of deliveries.
+// A lease leaves the delivery's row as it was, so a lease committed while
+// the lock waited would not show in the row the lock returns (the lease's
+// row, joined, is read as the statement's snapshot had it): claims take
+// turns (Dialect.ClaimLock), so no claim commits between this claim's
+// reads, and the lease's write, leaseQuery, checks the lease's newest row
+// all the same and takes over only a lease that has ended. Both statements
+// find the rows by id alone: a condition on the due time in them would let
+// the planner read the index of pending deliveries by due time, every due
+// one, when its statistics are behind a burst of deliveries.
 func (tx *Tx) lease(ctx context.Context, ids []string, p ClaimParams) ([]*Claim, error) {
 	param := tx.db.dialect.Param
 	args := make([]any, 0, len(ids))

@@ -92,8 +92,8 @@ type Dispatcher struct {
 	recorders int
 	recQueue  []*pendingRecord
 	// posting counts the claims handed to workers whose records are not
-	// queued yet (their attempts under way); queued is closed, and
-	// replaced, when a record is queued. Both change under recMu.
+	// queued yet (their attempts under way); a record lowers it, and
+	// closes and replaces queued, under recMu.
 	posting atomic.Int64
 	queued  chan struct{}
 }
@@ -163,7 +163,7 @@ func New(cfg Config) *Dispatcher {
 		wake:   make(chan struct{}, 1),
 		freed:  make(chan struct{}, 1),
 		sem:    make(chan struct{}, cfg.Workers),
-		queued: make(chan struct{}, 1),
+		queued: make(chan struct{}),
 	}
 }
 
