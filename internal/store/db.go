@@ -107,6 +107,13 @@ type DB struct {
 	batches, batched atomic.Int64
 
 	onClose []func() error // OnClose
+
+	// logs, when set (SetRequestLogs), keeps the request logs instead of
+	// db: on SQLite, a file of their own (requestlog.go).
+	logs *DB
+	// keysUsed holds, by API key id, the last use this process wrote
+	// (apiKeysUsed), when the logs are kept apart.
+	keysUsed keyUses
 }
 
 // OnClose has Close call fn first: what a dialect started beside the
@@ -232,6 +239,20 @@ func (db *DB) Stats() Stats {
 		s.Pools = []PoolStats{{"main", db.write.Stats()}}
 	} else {
 		s.Pools = []PoolStats{{"write", db.write.Stats()}, {"read", db.read.Stats()}}
+	}
+	if db.logs != nil {
+		// The logs' errors are the service's errors all the same; their
+		// pools are the "logs_write" and "logs_read" pools.
+		l := db.logs.Stats()
+		s.Unavailable += l.Unavailable
+		s.Canceled += l.Canceled
+		s.Other += l.Other
+		s.RowsSkipped += l.RowsSkipped
+		s.Batches += l.Batches
+		s.Batched += l.Batched
+		for _, p := range l.Pools {
+			s.Pools = append(s.Pools, PoolStats{"logs_" + p.Name, p.DBStats})
+		}
 	}
 	return s
 }

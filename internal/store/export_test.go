@@ -17,6 +17,9 @@ func SetClaimHook(db *DB, fn func()) { db.claimHook = fn }
 // call hook after each batch, with no transaction open.
 func SetPurgeBatch(db *DB, n int, hook func(table string, deleted int64)) {
 	db.purgeBatch, db.purgeHook = n, hook
+	if db.logs != nil {
+		SetPurgeBatch(db.logs, n, hook)
+	}
 }
 
 // DeliveryListQuery is the query DeliveryListPage runs for f.

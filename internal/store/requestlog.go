@@ -30,46 +30,82 @@ func scanRequestLog(row scanner) (*checkout.RequestLog, error) {
 // parameters each, far under the limit of either database.
 const requestLogChunk = 100
 
+// SetRequestLogs has db keep its request logs in logs instead of its own
+// tables, and close logs when it closes. SQLite does (sqlite.Open): the
+// logs of every request, retrieves included, are most of what is written,
+// and in the file of the sessions they took the one writer's turns from the
+// creates and, with each commit, emptied the page cache of every reader
+// (SQLite drops a connection's cache when another has changed the file).
+// In a file of their own they are written beside the sessions, not between
+// them. PostgreSQL keeps them with the rest.
+func (db *DB) SetRequestLogs(logs *DB) {
+	db.logs = logs
+	db.OnClose(logs.Close)
+}
+
+// requestLogs returns the DB that keeps the request logs.
+func (db *DB) requestLogs() *DB {
+	if db.logs != nil {
+		return db.logs
+	}
+	return db
+}
+
 // RequestLogInsert writes a batch of logs in one transaction, up to
 // requestLogChunk rows per statement: the writer of request logs keeps up
 // with the API only if a log costs much less than a round trip to the
-// database.
+// database. It also notes the keys' last use (apiKeysUsed): in the same
+// transaction when the logs are kept with the keys, after it otherwise.
 func (db *DB) RequestLogInsert(ctx context.Context, logs []*checkout.RequestLog) error {
 	if len(logs) == 0 {
 		return nil
 	}
-	return db.InTx(ctx, func(t checkout.Tx) error {
-		tx := t.(*Tx)
-		for chunk := range slices.Chunk(logs, requestLogChunk) {
-			var q strings.Builder
-			q.WriteString(`INSERT INTO request_logs (` + requestLogColumns + `) VALUES `)
-			args := make([]any, 0, len(chunk)*12)
-			for i, l := range chunk {
-				if i > 0 {
-					q.WriteString(", ")
-				}
-				q.WriteString("(")
-				for j := range 12 {
-					if j > 0 {
-						q.WriteString(", ")
-					}
-					q.WriteString(tx.db.dialect.Param(len(args) + j + 1))
-				}
-				q.WriteString(")")
-				args = append(args, l.RequestID, l.MerchantID, string(l.Mode), l.APIKeyID, l.Method, l.Path, l.Route, l.Status,
-					l.Duration.Microseconds(), l.RequestBody, l.ResponseBody, l.CreatedAt.UnixMilli())
-			}
-			if _, err := tx.execRaw(ctx, q.String(), args...); err != nil {
+	if db.logs == nil {
+		return db.InTx(ctx, func(t checkout.Tx) error {
+			tx := t.(*Tx)
+			if err := tx.requestLogInsert(ctx, logs); err != nil {
 				return err
 			}
+			return tx.apiKeysUsed(ctx, logs)
+		})
+	}
+	if err := db.logs.InTx(ctx, func(t checkout.Tx) error { return t.(*Tx).requestLogInsert(ctx, logs) }); err != nil {
+		return err
+	}
+	return db.keysUsedApart(ctx, logs)
+}
+
+// requestLogInsert inserts logs, requestLogChunk rows a statement.
+func (tx *Tx) requestLogInsert(ctx context.Context, logs []*checkout.RequestLog) error {
+	for chunk := range slices.Chunk(logs, requestLogChunk) {
+		var q strings.Builder
+		q.WriteString(`INSERT INTO request_logs (` + requestLogColumns + `) VALUES `)
+		args := make([]any, 0, len(chunk)*12)
+		for i, l := range chunk {
+			if i > 0 {
+				q.WriteString(", ")
+			}
+			q.WriteString("(")
+			for j := range 12 {
+				if j > 0 {
+					q.WriteString(", ")
+				}
+				q.WriteString(tx.db.dialect.Param(len(args) + j + 1))
+			}
+			q.WriteString(")")
+			args = append(args, l.RequestID, l.MerchantID, string(l.Mode), l.APIKeyID, l.Method, l.Path, l.Route, l.Status,
+				l.Duration.Microseconds(), l.RequestBody, l.ResponseBody, l.CreatedAt.UnixMilli())
 		}
-		return tx.apiKeysUsed(ctx, logs)
-	})
+		if _, err := tx.execRaw(ctx, q.String(), args...); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // RequestLogGet returns one log by request id.
 func (db *DB) RequestLogGet(ctx context.Context, requestID string) (*checkout.RequestLog, error) {
-	l, err := scanRequestLog(db.readRow(ctx, `SELECT `+requestLogColumns+` FROM request_logs WHERE request_id = $1`, requestID))
+	l, err := scanRequestLog(db.requestLogs().readRow(ctx, `SELECT `+requestLogColumns+` FROM request_logs WHERE request_id = $1`, requestID))
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, checkout.Errorf(checkout.ENotFound, "No such request log: %s.", requestID)
 	}
@@ -106,6 +142,7 @@ func (db *DB) RequestLogGet(ctx context.Context, requestID string) (*checkout.Re
 // plans each run with its values (Dialect.PlanEach): how rare a filter's
 // value is decides the plan.
 func (db *DB) RequestLogList(ctx context.Context, p checkout.RequestLogListParams) ([]*checkout.RequestLog, error) {
+	db = db.requestLogs()
 	limit := p.Limit
 	if limit <= 0 {
 		limit = 50
@@ -146,4 +183,39 @@ func (db *DB) RequestLogList(ctx context.Context, p checkout.RequestLogListParam
 		return nil, db.translate(err)
 	}
 	return collect(db, rows, scanRequestLog)
+}
+
+// MoveRequestLogs moves the logs in db's own table to the logs file at uri
+// (SQLite, whose main file kept them before SetRequestLogs), attached to
+// the write connection, and returns how many it moved. The table stays in
+// the main file's schema, empty: its migrations are those of PostgreSQL,
+// which keeps it. A crash between the copy and the delete leaves logs in
+// both files; the next start copies what is missing (none) and deletes
+// them.
+func (db *DB) MoveRequestLogs(ctx context.Context, uri string) (int64, error) {
+	var some bool
+	if err := db.read.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM request_logs)`).Scan(&some); err != nil || !some {
+		return 0, db.translate(err)
+	}
+	conn, err := db.write.Conn(ctx)
+	if err != nil {
+		return 0, db.translate(err)
+	}
+	defer conn.Close()
+	if _, err := conn.ExecContext(ctx, `ATTACH DATABASE $1 AS logs`, uri); err != nil {
+		return 0, db.translate(err)
+	}
+	defer conn.ExecContext(context.WithoutCancel(ctx), `DETACH DATABASE logs`)
+	res, err := conn.ExecContext(ctx, `INSERT OR IGNORE INTO logs.request_logs (`+requestLogColumns+`) SELECT `+requestLogColumns+` FROM main.request_logs`)
+	if err != nil {
+		return 0, db.translate(err)
+	}
+	moved, err := res.RowsAffected()
+	if err != nil {
+		return 0, db.translate(err)
+	}
+	if _, err := conn.ExecContext(ctx, `DELETE FROM main.request_logs`); err != nil {
+		return 0, db.translate(err)
+	}
+	return moved, nil
 }
