@@ -76,14 +76,6 @@ func (tx *Tx) APIKeyRevoke(ctx context.Context, id string, t time.Time) error {
 	return nil
 }
 
-// apiKeysUsed sets the last use of each key of logs to its latest log's
-// time, in tx, where that is at least checkout.APIKeyUseGranularity after the
-// time stored: a key used all day is written once a minute, by whichever
-// node's batch comes first, however many nodes serve it.
-func (tx *Tx) apiKeysUsed(ctx context.Context, logs []*checkout.RequestLog) error {
-	return tx.keysUsed(ctx, latestUses(logs))
-}
-
 // latestUses returns the time of each key's latest log, in Unix seconds.
 func latestUses(logs []*checkout.RequestLog) map[string]int64 {
 	latest := map[string]int64{}
@@ -95,9 +87,12 @@ func latestUses(logs []*checkout.RequestLog) map[string]int64 {
 	return latest
 }
 
-// keysUsed writes each key's last use, as apiKeysUsed says. Keys go in id
-// order, so that two batches updating the same keys at once on PostgreSQL
-// lock them in one order and cannot deadlock.
+// keysUsed sets the last use of each key of latest to its time there,
+// where that is at least checkout.APIKeyUseGranularity after the time
+// stored: a key used all day is written once a minute, by whichever node's
+// batch comes first, however many nodes serve it. Keys go in id order, so
+// that two batches updating the same keys at once on PostgreSQL lock them in
+// one order and cannot deadlock.
 func (tx *Tx) keysUsed(ctx context.Context, latest map[string]int64) error {
 	grain := int64(checkout.APIKeyUseGranularity / time.Second)
 	for _, id := range slices.Sorted(maps.Keys(latest)) {
@@ -116,12 +111,13 @@ type keyUses struct {
 	written map[string]int64
 }
 
-// keysUsedApart notes the keys' last use when the logs are kept apart
-// (SetRequestLogs), in a transaction of its own, and only for the keys
-// whose use would change what is stored: a key whose use this process
-// wrote less than the granularity before its latest log is left alone, as
-// the UPDATE would leave it. Without this every batch of logs would cost
-// the database of the sessions a transaction.
+// keysUsedApart notes the last use of the keys of logs (keysUsed), in a
+// transaction of its own after the logs' (in another file on SQLite, by
+// COPY on PostgreSQL), and only for the keys whose use would change what is
+// stored: a key whose use this process wrote less than the granularity
+// before its latest log is left alone, as the UPDATE would leave it.
+// Without this every batch of logs would cost the database of the sessions
+// a transaction.
 func (db *DB) keysUsedApart(ctx context.Context, logs []*checkout.RequestLog) error {
 	grain := int64(checkout.APIKeyUseGranularity / time.Second)
 	latest := latestUses(logs)

@@ -14,6 +14,9 @@ import (
 
 const requestLogColumns = `request_id, store_id, mode, api_key_id, method, path, route, status, duration_us, request_body, response_body, created_at_ms`
 
+// requestLogColumnList is requestLogColumns, one by one.
+var requestLogColumnList = strings.Split(strings.ReplaceAll(requestLogColumns, " ", ""), ",")
+
 func scanRequestLog(row scanner) (*checkout.RequestLog, error) {
 	var l checkout.RequestLog
 	var durUS, createdMS int64
@@ -51,28 +54,39 @@ func (db *DB) requestLogs() *DB {
 	return db
 }
 
-// RequestLogInsert writes a batch of logs in one transaction, up to
-// requestLogChunk rows per statement: the writer of request logs keeps up
+// RequestLogInsert writes a batch of logs, atomically: with the dialect's
+// Copy where it has one (PostgreSQL), else in one transaction of up to
+// requestLogChunk rows per statement. The writer of request logs keeps up
 // with the API only if a log costs much less than a round trip to the
-// database. It also notes the keys' last use (apiKeysUsed): in the same
-// transaction when the logs are kept with the keys, after it otherwise.
+// database. Then it notes the keys' last use (keysUsedApart).
 func (db *DB) RequestLogInsert(ctx context.Context, logs []*checkout.RequestLog) error {
 	if len(logs) == 0 {
 		return nil
 	}
-	if db.logs == nil {
-		return db.InTx(ctx, func(t checkout.Tx) error {
-			tx := t.(*Tx)
-			if err := tx.requestLogInsert(ctx, logs); err != nil {
-				return err
-			}
-			return tx.apiKeysUsed(ctx, logs)
-		})
+	var err error
+	if l := db.requestLogs(); l.dialect.Copy != nil {
+		err = l.copyRequestLogs(ctx, logs)
+	} else {
+		err = l.InTx(ctx, func(t checkout.Tx) error { return t.(*Tx).requestLogInsert(ctx, logs) })
 	}
-	if err := db.logs.InTx(ctx, func(t checkout.Tx) error { return t.(*Tx).requestLogInsert(ctx, logs) }); err != nil {
+	if err != nil {
 		return err
 	}
 	return db.keysUsedApart(ctx, logs)
+}
+
+// copyRequestLogs writes logs with the dialect's Copy, in one statement.
+func (db *DB) copyRequestLogs(ctx context.Context, logs []*checkout.RequestLog) error {
+	rows := make([][]any, len(logs))
+	for i, l := range logs {
+		rows[i] = requestLogRow(l)
+	}
+	conn, err := db.write.Conn(ctx)
+	if err != nil {
+		return db.translate(err)
+	}
+	defer conn.Close()
+	return db.translate(db.dialect.Copy(ctx, conn, "request_logs", requestLogColumnList, rows))
 }
 
 // requestLogInsert inserts logs, requestLogChunk rows a statement.
@@ -93,14 +107,19 @@ func (tx *Tx) requestLogInsert(ctx context.Context, logs []*checkout.RequestLog)
 				q.WriteString(tx.db.dialect.Param(len(args) + j + 1))
 			}
 			q.WriteString(")")
-			args = append(args, l.RequestID, l.MerchantID, string(l.Mode), l.APIKeyID, l.Method, l.Path, l.Route, l.Status,
-				l.Duration.Microseconds(), l.RequestBody, l.ResponseBody, l.CreatedAt.UnixMilli())
+			args = append(args, requestLogRow(l)...)
 		}
 		if _, err := tx.execRaw(ctx, q.String(), args...); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// requestLogRow is l's values in the order of requestLogColumns.
+func requestLogRow(l *checkout.RequestLog) []any {
+	return []any{l.RequestID, l.MerchantID, string(l.Mode), l.APIKeyID, l.Method, l.Path, l.Route, l.Status,
+		l.Duration.Microseconds(), l.RequestBody, l.ResponseBody, l.CreatedAt.UnixMilli()}
 }
 
 // RequestLogGet returns one log by request id.
