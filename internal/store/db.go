@@ -110,6 +110,10 @@ type DB struct {
 	// the writes they held.
 	group            *committers
 	batches, batched atomic.Int64
+	// savepointed counts the batches run with savepoints, failing tells
+	// whether the last batch had a write fail (groupcommit.go).
+	savepointed atomic.Int64
+	failing     atomic.Bool
 
 	onClose []func() error // OnClose
 
@@ -222,6 +226,10 @@ type Stats struct {
 	// Batches counts the transactions that held more than one write
 	// (group commit), Batched the writes they held.
 	Batches, Batched int64
+	// Savepointed counts the batches run with a savepoint per write:
+	// again after a write failed in a batch run without, or from the start
+	// after such a batch (groupcommit.go).
+	Savepointed int64
 }
 
 // PoolStats describe one connection pool.
@@ -238,6 +246,7 @@ func (db *DB) Stats() Stats {
 		Other:       db.errs.other.Load(),
 		RowsSkipped: db.skipped.Load(),
 		Batches:     db.batches.Load(),
+		Savepointed: db.savepointed.Load(),
 		Batched:     db.batched.Load(),
 	}
 	if db.read == db.write {
@@ -254,6 +263,7 @@ func (db *DB) Stats() Stats {
 		s.Other += l.Other
 		s.RowsSkipped += l.RowsSkipped
 		s.Batches += l.Batches
+		s.Savepointed += l.Savepointed
 		s.Batched += l.Batched
 		for _, p := range l.Pools {
 			s.Pools = append(s.Pools, PoolStats{"logs_" + p.Name, p.DBStats})

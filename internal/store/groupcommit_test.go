@@ -128,6 +128,69 @@ func TestGroupCommitOneFailureFailsOnlyItself(t *testing.T) {
 	})
 }
 
+// A batch runs without savepoints, each write once; one with a failing write
+// runs again with them (the failing write and those before it in the batch
+// twice, those after it once) and commits the others; the next batch starts with savepoints, and after
+// a batch without failure they are off again.
+func TestGroupCommitSavepointsOnlyAfterAFailure(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		ctx := context.Background()
+		boom := errors.New("boom")
+		n := 0
+		batch := func(fail int) (runs []int, committed []bool, errs []error, savepointed int64) {
+			t.Helper()
+			runs = make([]int, 6)
+			accounts := make([]*checkout.Account, 6)
+			writes := make([]func(checkout.Tx) error, 6)
+			for i := range writes {
+				n++
+				accounts[i] = &checkout.Account{ID: checkout.NewAccountID(), Email: fmt.Sprintf("s%d@example.com", n), PasswordHash: "x", CreatedAt: time.Unix(1700000000, 0)}
+				writes[i] = func(tx checkout.Tx) error {
+					runs[i]++ // one committer runs a batch's writes one at a time
+					if err := tx.AccountInsert(ctx, accounts[i]); err != nil {
+						return err
+					}
+					if i == fail {
+						return boom
+					}
+					return nil
+				}
+			}
+			before := db.Stats().Savepointed
+			errs, _ = batched(t, db, writes, nil)
+			for _, a := range accounts {
+				_, err := db.AccountGet(ctx, a.ID)
+				committed = append(committed, err == nil)
+			}
+			return runs, committed, errs, db.Stats().Savepointed - before
+		}
+		check := func(name string, fail int, wantSavepointed int64) {
+			t.Helper()
+			runs, committed, errs, savepointed := batch(fail)
+			for i, r := range runs {
+				// The batch's order is the queue's, which the test does not
+				// choose: a write before the failing one ran twice.
+				if fail < 0 && r != 1 || i == fail && r != 2 || r < 1 || r > 2 {
+					t.Errorf("%s: runs %v; want each write once, or the failing one (%d) twice and the others once or twice", name, runs, fail)
+					break
+				}
+			}
+			if savepointed != wantSavepointed {
+				t.Errorf("%s: %d batches with savepoints; want %d", name, savepointed, wantSavepointed)
+			}
+			for i := range committed {
+				if want := i != fail; committed[i] != want || (errs[i] == nil) != want {
+					t.Errorf("%s: write %d committed %v, answered %v; want committed %v", name, i, committed[i], errs[i], want)
+				}
+			}
+		}
+		check("a batch without failure", -1, 0)
+		check("a batch with write 2 failing", 2, 1)
+		check("the batch after it", -1, 1)
+		check("the next", -1, 0)
+	})
+}
+
 // A write whose context ended while it waited for a committer is answered
 // with that, and writes nothing; a write that lost a race with another
 // transaction (a PostgreSQL serialization failure, injected) runs again
