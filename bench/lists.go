@@ -14,6 +14,7 @@ import (
 
 	"github.com/checkoutd/checkoutd/checkout"
 	"github.com/checkoutd/checkoutd/internal/service"
+	"github.com/checkoutd/checkoutd/internal/store"
 )
 
 // The lists rows (-lists N): the dashboard's lists at volume (issue 10,
@@ -431,15 +432,14 @@ func measurePurges(ctx context.Context, t *target, raw *sql.DB, g gen, rep *repo
 		return nil
 	}
 	first, second := g.at(0).Add(day), g.at(0).Add(2*day)
-	if err := purge("request_logs", "0011", first); err != nil {
+	if err := purge("request_logs", "0019", first); err != nil {
 		return err
 	}
 	if err := purge("events", "0011", first); err != nil {
 		return err
 	}
 	for _, q := range []string{
-		`DROP INDEX ` + t.logs + `request_logs_list`, `DROP INDEX ` + t.logs + `request_logs_class`, `DROP INDEX ` + t.logs + `request_logs_method`,
-		`DROP INDEX ` + t.logs + `request_logs_route`, `DROP INDEX ` + t.logs + `request_logs_key`,
+		`DROP INDEX ` + t.logs + `request_logs_list`, `DROP INDEX ` + t.logs + `request_logs_facet`, `DROP INDEX ` + t.logs + `request_logs_key`,
 		`CREATE INDEX ` + t.logs + `request_logs_store ON request_logs (store_id, mode, created_at_ms)`,
 		`DROP INDEX events_list`, `DROP INDEX events_type`, `CREATE INDEX events_store ON events (store_id, mode, seq)`,
 	} {
@@ -474,12 +474,14 @@ func explainLists(ctx context.Context, dialect, logs string, raw *sql.DB, g gen,
 	}{
 		{"logs", base + `1 = 1` + order, nil},
 		{"logs after cursor", base + `created_at_ms <= $2 AND (created_at_ms < $2 OR request_id < $3)` + order, []any{at, id}},
-		{"logs 5xx", base + `status / 100 = $2` + order, []any{5}},
-		{"logs method", base + `method = $2` + order, []any{"HEAD"}},
-		{"logs route", base + `route = $2` + order, []any{service.LogRoutes[1]}},
+		{"logs facets (one seek)", `SELECT ` + store.RequestLogFacet + ` FROM ` + logs + `request_logs WHERE store_id = $1 AND mode = 'test' AND ` +
+			store.RequestLogFacet + ` > $2 ORDER BY ` + store.RequestLogFacet + ` LIMIT 1`, []any{"GET 2"}},
+		{"logs facet (5xx of POST create)", base + store.RequestLogFacet + ` = $2` + order, []any{"POST 5 " + service.LogRoutes[0]}},
+		{"logs facet (HEAD)", base + store.RequestLogFacet + ` = $2` + order, []any{"HEAD 2 " + service.LogRoutes[1]}},
 		{"logs key", base + `api_key_id = $2` + order, []any{g.rare}},
 		{"logs dates", base + `created_at_ms >= $2 AND created_at_ms < $3` + order, []any{at, at + 86_400_000}},
-		{"logs 5xx dates", base + `status / 100 = $2 AND created_at_ms >= $3 AND created_at_ms < $4` + order, []any{5, at, at + 86_400_000}},
+		{"logs facet dates", base + store.RequestLogFacet + ` = $2 AND created_at_ms >= $3 AND created_at_ms < $4` + order,
+			[]any{"POST 5 " + service.LogRoutes[0], at, at + 86_400_000}},
 		{"events", evBase + `1 = 1` + evOrder, nil},
 		{"events after cursor", evBase + `created_at <= $2 AND (created_at < $2 OR seq < COALESCE((SELECT e.seq FROM events e WHERE e.id = $3), 0))` + evOrder,
 			[]any{at / 1000, g.eventID(g.n / 2)}},

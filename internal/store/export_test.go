@@ -136,3 +136,6 @@ func InTxUrgent(db *DB, ctx context.Context, fn func(checkout.Tx) error) error {
 }
 
 func QueuedUrgent(db *DB) int { return len(db.group.urgent) }
+
+// MaxFacets is maxFacets, for the tests of the request logs' list.
+const MaxFacets = maxFacets
