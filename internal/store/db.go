@@ -278,6 +278,9 @@ type Tx struct {
 	tx     *sql.Tx
 	ctx    context.Context // in a batch, the committer's (Tx.context)
 	missed []string        // queries run unprepared, to prepare after the transaction
+	// enabled holds EndpointListEnabled's lists, by store and mode, until
+	// a statement writes to the endpoints (exec).
+	enabled map[string][]*checkout.Endpoint
 }
 
 var _ checkout.Tx = (*Tx)(nil)

@@ -357,5 +357,6 @@ func (tx *Tx) context(ctx context.Context) context.Context {
 
 // execRaw runs a statement the package builds at run time (not cached).
 func (tx *Tx) execRaw(ctx context.Context, query string, args ...any) (sql.Result, error) {
+	tx.writes(query)
 	return tx.tx.ExecContext(tx.context(ctx), query, args...)
 }
