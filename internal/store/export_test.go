@@ -139,3 +139,7 @@ func QueuedUrgent(db *DB) int { return len(db.group.urgent) }
 
 // MaxFacets is maxFacets, for the tests of the request logs' list.
 const MaxFacets = maxFacets
+
+// EndpointsKept reports whether tx keeps a list of enabled endpoints
+// (EndpointListEnabled).
+func EndpointsKept(tx checkout.Tx) bool { return tx.(*Tx).enabled != nil }

@@ -308,6 +308,9 @@ func (db *DB) runBatch(batch []*writeReq, savepoints bool) (results []writeResul
 		if _, err := sqlTx.ExecContext(ctx, "ROLLBACK TO SAVEPOINT w"); err != nil {
 			return results, retry, failed, db.translate(err)
 		}
+		// The rollback freed the locks the function took, those of the
+		// endpoints it listed among them (FOR SHARE): read them again.
+		tx.enabled = nil
 		retry[i] = raw != nil && db.dialect.Retryable != nil && db.dialect.Retryable(raw)
 		// No RELEASE: a round trip per write saved. The savepoints nest,
 		// each ROLLBACK TO names the newest, and a released one would hold

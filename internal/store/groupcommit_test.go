@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -188,6 +189,51 @@ func TestGroupCommitSavepointsOnlyAfterAFailure(t *testing.T) {
 		check("a batch with write 2 failing", 2, 1)
 		check("the batch after it", -1, 1)
 		check("the next", -1, 0)
+	})
+}
+
+// A write rolled back to its savepoint frees the locks it took, those of
+// the endpoints it listed among them: the next write of the batch lists
+// them again (and locks them) rather than use the list the transaction
+// kept.
+func TestGroupCommitRollbackDropsTheEndpointsKept(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		ctx := context.Background()
+		m, err := checkout.NewMerchant(checkout.MerchantParams{Name: "Acme", Currency: "USD"}, time.Unix(1700000000, 0))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := db.InTx(ctx, func(tx checkout.Tx) error { return tx.MerchantInsert(ctx, m) }); err != nil {
+			t.Fatal(err)
+		}
+		boom := errors.New("boom")
+		failer := -1 // the write that runs first lists the endpoints and fails
+		var kept []bool
+		writes := make([]func(checkout.Tx) error, 2)
+		for i := range writes {
+			writes[i] = func(tx checkout.Tx) error {
+				if failer < 0 {
+					failer = i
+				}
+				if i != failer {
+					kept = append(kept, store.EndpointsKept(tx))
+				}
+				if _, err := tx.EndpointListEnabled(ctx, m.ID, checkout.ModeTest); err != nil {
+					return err
+				}
+				if i == failer {
+					return boom
+				}
+				return nil
+			}
+		}
+		errs, _ := batched(t, db, writes, nil)
+		if !errors.Is(errs[failer], boom) || errs[1-failer] != nil {
+			t.Fatalf("writes answered %v; want boom for write %d alone", errs, failer)
+		}
+		if !slices.Equal(kept, []bool{false}) {
+			t.Errorf("the endpoints kept when the other write began (its one run, after the failing one's rollback): %v; want [false]", kept)
+		}
 	})
 }
 
