@@ -82,20 +82,28 @@ func (p *fastParser) object(path string, depth int) (*object, bool) {
 			obj.keys = append(obj.keys, key)
 			obj.vals[key] = v
 		}
-		p.space()
-		if p.i >= len(p.b) {
-			return nil, false
-		}
-		switch p.b[p.i] {
-		case ',':
-			p.i++
-		case '}':
-			p.i++
-			return obj, true
-		default:
-			return nil, false
+		if more, ok := p.after('}'); !ok || !more {
+			return obj, ok
 		}
 	}
+}
+
+// after reads what follows a member or an element: a comma (more to come)
+// or the closing byte (the end), with white space around.
+func (p *fastParser) after(closing byte) (more, ok bool) {
+	p.space()
+	if p.i >= len(p.b) {
+		return false, false
+	}
+	switch p.b[p.i] {
+	case ',':
+		p.i++
+		return true, true
+	case closing:
+		p.i++
+		return false, true
+	}
+	return false, false
 }
 
 func (p *fastParser) value(path string, depth int) (any, bool) {
@@ -124,18 +132,8 @@ func (p *fastParser) value(path string, depth int) (any, bool) {
 				return nil, false
 			}
 			arr = append(arr, v)
-			p.space()
-			if p.i >= len(p.b) {
-				return nil, false
-			}
-			switch p.b[p.i] {
-			case ',':
-				p.i++
-			case ']':
-				p.i++
-				return arr, true
-			default:
-				return nil, false
+			if more, ok := p.after(']'); !ok || !more {
+				return arr, ok
 			}
 		}
 	case c == '"':

@@ -187,9 +187,10 @@ func (db *DB) RequestLogList(ctx context.Context, p checkout.RequestLogListParam
 		w.add("created_at_ms <= ?", at)
 		w.add("(created_at_ms < ? OR request_id < ?)", at, p.After.ID)
 	}
-	faceted := p.StatusClass != 0 || p.Method != "" || p.Route != ""
-	if faceted && p.APIKeyID == "" {
-		return db.requestLogsByFacet(ctx, p, w)
+	if p.APIKeyID == "" && (p.StatusClass != 0 || p.Method != "" || p.Route != "") {
+		if logs, ok, err := db.requestLogsByFacet(ctx, p, w); ok || err != nil {
+			return logs, err
+		}
 	}
 	if p.APIKeyID != "" {
 		w.add("api_key_id = ?", p.APIKeyID)
@@ -231,23 +232,12 @@ const maxFacets = 256
 
 // requestLogsByFacet returns the page of p's status class, method and
 // route filters (RequestLogList), within w: a page of each facet that
-// matches, merged.
-func (db *DB) requestLogsByFacet(ctx context.Context, p checkout.RequestLogListParams, w where) ([]*checkout.RequestLog, error) {
-	facets, err := db.RequestLogFacets(ctx, p.MerchantID, p.Mode)
-	if err != nil {
-		return nil, err
-	}
-	if len(facets) > maxFacets {
-		if p.StatusClass != 0 {
-			w.add("status / 100 = ?", p.StatusClass)
-		}
-		if p.Method != "" {
-			w.add("method = ?", p.Method)
-		}
-		if p.Route != "" {
-			w.add("route = ?", p.Route)
-		}
-		return db.requestLogPage(ctx, w, p.Limit)
+// matches, merged. It reports false, and reads no page, when the store has
+// more than maxFacets facets.
+func (db *DB) requestLogsByFacet(ctx context.Context, p checkout.RequestLogListParams, w where) ([]*checkout.RequestLog, bool, error) {
+	facets, err := db.requestLogFacets(ctx, p.MerchantID, p.Mode)
+	if err != nil || len(facets) > maxFacets {
+		return nil, false, err
 	}
 	var out []*checkout.RequestLog
 	for _, f := range facets {
@@ -262,7 +252,7 @@ func (db *DB) requestLogsByFacet(ctx context.Context, p checkout.RequestLogListP
 		fw.args = append(slices.Clip(w.args), f)
 		page, err := db.requestLogPage(ctx, fw, p.Limit)
 		if err != nil {
-			return nil, err
+			return nil, false, err
 		}
 		out = append(out, page...)
 	}
@@ -272,14 +262,14 @@ func (db *DB) requestLogsByFacet(ctx context.Context, p checkout.RequestLogListP
 		}
 		return strings.Compare(b.RequestID, a.RequestID)
 	})
-	return out[:min(len(out), p.Limit)], nil
+	return out[:min(len(out), p.Limit)], true, nil
 }
 
-// RequestLogFacets returns the facets of a store's logs of one mode, in
+// requestLogFacets returns the facets of a store's logs of one mode, in
 // order, each found by a seek of the index past the one before: as many
 // reads as facets, whatever the number of logs. It stops after
 // maxFacets+1.
-func (db *DB) RequestLogFacets(ctx context.Context, storeID string, mode checkout.Mode) ([]string, error) {
+func (db *DB) requestLogFacets(ctx context.Context, storeID string, mode checkout.Mode) ([]string, error) {
 	query := `SELECT ` + RequestLogFacet + ` FROM request_logs WHERE store_id = $1 AND mode = $2 AND ` +
 		RequestLogFacet + ` > $3 ORDER BY ` + RequestLogFacet + ` LIMIT 1`
 	var facets []string
