@@ -236,9 +236,23 @@ func TestParseConfig(t *testing.T) {
 	}
 	for _, args := range [][]string{{"-only", "mysql"}, {"-concurrency", "0"}, {"extra"}, {"-scale", "10,x"}, {"-scale", "0"},
 		{"-endpoints", "0"}, {"-endpoints", "17"}, {"-deliveries", "-1"}, {"-backlog", "0"}, {"-event-rate", "0"}, {"-event-rate", "1001"},
-		{"-lists", "-1"}, {"-lists", "999"}, {"-claim-history", "-1"}} {
+		{"-lists", "-1"}, {"-lists", "999"}, {"-claim-history", "-1"}, {"-profile-row", "create"},
+		{"-cpuprofile", "cpu.prof", "-profile-row", "drain"}} {
 		if _, err := parseConfig(args, getenv, &bytes.Buffer{}); err == nil {
 			t.Errorf("parseConfig(%q) = nil error; want one", args)
+		}
+	}
+}
+
+// A row's profile is named after the file -cpuprofile gives, its target
+// and its operation.
+func TestProfileFile(t *testing.T) {
+	for _, tt := range []struct{ path, want string }{
+		{"cpu.prof", "cpu-sqlite-create.prof"},
+		{"/tmp/out/cpu", "/tmp/out/cpu-sqlite-create"},
+	} {
+		if got := profileFile(tt.path, "sqlite", "create"); got != tt.want {
+			t.Errorf("profileFile(%s) = %s; want %s", tt.path, got, tt.want)
 		}
 	}
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/checkoutd/checkoutd/checkout"
 	"github.com/checkoutd/checkoutd/internal/service"
+	"github.com/checkoutd/checkoutd/internal/store"
 )
 
 // The lists rows (-lists N): the dashboard's lists at volume (issue 10,
@@ -120,11 +121,11 @@ func measureLists(ctx context.Context, cfg *config, name string, stderr io.Write
 	}
 	fmt.Fprintf(stderr, "bench: %s: loading %d request logs, %d events with their deliveries and %d payments with their sessions\n", name, g.n, g.n, g.n)
 	start := time.Now()
-	if err := loadLists(ctx, t.name, raw, g, stderr); err != nil {
+	if err := loadLists(ctx, t.name, t.logs, raw, g, stderr); err != nil {
 		return fmt.Errorf("load: %w", err)
 	}
 	loaded := time.Since(start)
-	if err := explainLists(ctx, t.name, raw, g, stderr); err != nil {
+	if err := explainLists(ctx, t.name, t.logs, raw, g, stderr); err != nil {
 		return err
 	}
 	first := true
@@ -193,7 +194,7 @@ var responseBody = `{"ok":true,"data":{"id":"cs_0","object":"checkout_session","
 //     card; 1 in 10 failed (card_declined), 1 in 100 processing, 1 in
 //     1,000 disputed, and 1 in 1,000 failed duplicate_payment, to refund;
 //     the rest succeeded.
-func loadLists(ctx context.Context, dialect string, raw *sql.DB, g gen, stderr io.Writer) error {
+func loadLists(ctx context.Context, dialect, logs string, raw *sql.DB, g gen, stderr io.Writer) error {
 	series := func(sel string) string {
 		if dialect == "sqlite" {
 			return `WITH RECURSIVE s(i) AS (SELECT $1 UNION ALL SELECT i + 1 FROM s WHERE i < $2) ` + sel + ` FROM s`
@@ -208,7 +209,7 @@ func loadLists(ctx context.Context, dialect string, raw *sql.DB, g gen, stderr i
 	}
 	// $3 start, $4 step, $5 store, then per table.
 	at := `($3 + i * $4)`
-	logs := series(`INSERT INTO request_logs (request_id, store_id, mode, api_key_id, method, path, route, status, duration_us,
+	logRows := series(`INSERT INTO ` + logs + `request_logs (request_id, store_id, mode, api_key_id, method, path, route, status, duration_us,
 			request_body, response_body, created_at_ms)
 		SELECT 'req_' || ` + hex(32, "i") + `, $5, 'test',
 			CASE WHEN i % 1000 = 13 THEN $7 ELSE $6 END,
@@ -253,7 +254,7 @@ func loadLists(ctx context.Context, dialect string, raw *sql.DB, g gen, stderr i
 		query string
 		args  []any
 	}{
-		{"request_logs", logs, []any{g.key, g.rare, createBody, responseBody, service.LogRoutes[0], service.LogRoutes[1]}},
+		{"request_logs", logRows, []any{g.key, g.rare, createBody, responseBody, service.LogRoutes[0], service.LogRoutes[1]}},
 		{"events", events, []any{eventData}},
 		{"deliveries", deliveries, []any{g.endpoint}},
 		{"sessions", sessions, []any{`[{"name":"Sword","amount":1500,"quantity":1}]`}},
@@ -431,16 +432,15 @@ func measurePurges(ctx context.Context, t *target, raw *sql.DB, g gen, rep *repo
 		return nil
 	}
 	first, second := g.at(0).Add(day), g.at(0).Add(2*day)
-	if err := purge("request_logs", "0011", first); err != nil {
+	if err := purge("request_logs", "0019", first); err != nil {
 		return err
 	}
 	if err := purge("events", "0011", first); err != nil {
 		return err
 	}
 	for _, q := range []string{
-		`DROP INDEX request_logs_list`, `DROP INDEX request_logs_class`, `DROP INDEX request_logs_method`,
-		`DROP INDEX request_logs_route`, `DROP INDEX request_logs_key`,
-		`CREATE INDEX request_logs_store ON request_logs (store_id, mode, created_at_ms)`,
+		`DROP INDEX ` + t.logs + `request_logs_list`, `DROP INDEX ` + t.logs + `request_logs_facet`, `DROP INDEX ` + t.logs + `request_logs_key`,
+		`CREATE INDEX ` + t.logs + `request_logs_store ON request_logs (store_id, mode, created_at_ms)`,
 		`DROP INDEX events_list`, `DROP INDEX events_type`, `CREATE INDEX events_store ON events (store_id, mode, seq)`,
 	} {
 		if _, err := raw.ExecContext(ctx, q); err != nil {
@@ -456,13 +456,13 @@ func measurePurges(ctx context.Context, t *target, raw *sql.DB, g gen, rep *repo
 // explainLists prints, to stderr, the plan of each list's query with its
 // filters as the store writes them (EXPLAIN QUERY PLAN on SQLite, EXPLAIN
 // on PostgreSQL): the index each one uses, and that none sorts.
-func explainLists(ctx context.Context, dialect string, raw *sql.DB, g gen, stderr io.Writer) error {
+func explainLists(ctx context.Context, dialect, logs string, raw *sql.DB, g gen, stderr io.Writer) error {
 	explain := "EXPLAIN QUERY PLAN "
 	if dialect == "postgres" {
 		explain = "EXPLAIN "
 	}
 	at, id := g.at(g.n/2).UnixMilli(), g.requestID(g.n/2)
-	base := `SELECT request_id FROM request_logs WHERE store_id = $1 AND mode = 'test' AND `
+	base := `SELECT request_id FROM ` + logs + `request_logs WHERE store_id = $1 AND mode = 'test' AND `
 	order := ` ORDER BY created_at_ms DESC, request_id DESC LIMIT 51`
 	evBase := `SELECT id FROM events WHERE store_id = $1 AND mode = 'test' AND `
 	evOrder := ` ORDER BY created_at DESC, seq DESC LIMIT 51`
@@ -474,12 +474,14 @@ func explainLists(ctx context.Context, dialect string, raw *sql.DB, g gen, stder
 	}{
 		{"logs", base + `1 = 1` + order, nil},
 		{"logs after cursor", base + `created_at_ms <= $2 AND (created_at_ms < $2 OR request_id < $3)` + order, []any{at, id}},
-		{"logs 5xx", base + `status / 100 = $2` + order, []any{5}},
-		{"logs method", base + `method = $2` + order, []any{"HEAD"}},
-		{"logs route", base + `route = $2` + order, []any{service.LogRoutes[1]}},
+		{"logs facets (one seek)", `SELECT ` + store.RequestLogFacet + ` FROM ` + logs + `request_logs WHERE store_id = $1 AND mode = 'test' AND ` +
+			store.RequestLogFacet + ` > $2 ORDER BY ` + store.RequestLogFacet + ` LIMIT 1`, []any{"GET 2"}},
+		{"logs facet (5xx of POST create)", base + store.RequestLogFacet + ` = $2` + order, []any{"POST 5 " + service.LogRoutes[0]}},
+		{"logs facet (HEAD)", base + store.RequestLogFacet + ` = $2` + order, []any{"HEAD 2 " + service.LogRoutes[1]}},
 		{"logs key", base + `api_key_id = $2` + order, []any{g.rare}},
 		{"logs dates", base + `created_at_ms >= $2 AND created_at_ms < $3` + order, []any{at, at + 86_400_000}},
-		{"logs 5xx dates", base + `status / 100 = $2 AND created_at_ms >= $3 AND created_at_ms < $4` + order, []any{5, at, at + 86_400_000}},
+		{"logs facet dates", base + store.RequestLogFacet + ` = $2 AND created_at_ms >= $3 AND created_at_ms < $4` + order,
+			[]any{"POST 5 " + service.LogRoutes[0], at, at + 86_400_000}},
 		{"events", evBase + `1 = 1` + evOrder, nil},
 		{"events after cursor", evBase + `created_at <= $2 AND (created_at < $2 OR seq < COALESCE((SELECT e.seq FROM events e WHERE e.id = $3), 0))` + evOrder,
 			[]any{at / 1000, g.eventID(g.n / 2)}},

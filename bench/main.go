@@ -32,6 +32,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"runtime/pprof"
 	"slices"
 	"strconv"
@@ -74,6 +75,9 @@ type config struct {
 	dir        string
 	json       bool
 	cpuProfile string
+	// profileRow, when set, limits the CPU profile to the rows of that
+	// operation (create or retrieve), one file per target (profileFile).
+	profileRow string
 
 	// The webhook rows: -webhooks, -endpoints, -backlog, -event-rate.
 	webhooks  bool
@@ -114,6 +118,7 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (*
 	fs.StringVar(&c.dir, "dir", os.TempDir(), "directory of the temporary SQLite file (put it on the disk production would use)")
 	fs.BoolVar(&c.json, "json", false, "print JSON instead of a table")
 	fs.StringVar(&c.cpuProfile, "cpuprofile", "", "write a CPU profile of the whole run, client included, to this file")
+	fs.StringVar(&c.profileRow, "profile-row", "", "with -cpuprofile: profile only the create or the retrieve rows, one file per target (cpu.prof: cpu-sqlite-create.prof)")
 	fs.BoolVar(&c.webhooks, "webhooks", true, "measure webhook deliveries too")
 	fs.IntVar(&c.endpoints, "endpoints", 8, "webhook endpoints of the drain row; each session's event goes to every one")
 	fs.IntVar(&c.backlog, "backlog", 2000, "sessions whose events the drain row queues before it starts the dispatcher")
@@ -161,6 +166,9 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (*
 	if c.lists < 0 || c.lists > 0 && c.lists < 1000 {
 		return nil, errors.New("-lists must be 0 (no lists rows) or at least 1000 rows")
 	}
+	if c.profileRow != "" && (c.profileRow != "create" && c.profileRow != "retrieve" || c.cpuProfile == "") {
+		return nil, errors.New("-profile-row must be create or retrieve, with -cpuprofile")
+	}
 	if c.duration <= 0 || c.warmup < 0 || c.concurrency < 1 || c.pool < 1 {
 		return nil, errors.New("-duration and -pool must be positive, -concurrency at least 1 and -warmup not negative")
 	}
@@ -174,7 +182,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	if err != nil {
 		return err
 	}
-	if cfg.cpuProfile != "" {
+	if cfg.cpuProfile != "" && cfg.profileRow == "" {
 		f, err := os.Create(cfg.cpuProfile)
 		if err != nil {
 			return err
@@ -286,6 +294,32 @@ func runTarget(ctx context.Context, cfg *config, name string, stderr io.Writer, 
 	return nil
 }
 
+// profileRow starts the CPU profile of target's op row when -profile-row
+// asks for it (profileFile), and returns what stops it.
+func profileRow(cfg *config, target, op string) (stop func(), err error) {
+	if cfg.profileRow != op {
+		return func() {}, nil
+	}
+	f, err := os.Create(profileFile(cfg.cpuProfile, target, op))
+	if err != nil {
+		return nil, err
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return func() {
+		pprof.StopCPUProfile()
+		f.Close()
+	}, nil
+}
+
+// profileFile names the profile of one row: cpu.prof is cpu-sqlite-create.prof.
+func profileFile(path, target, op string) string {
+	ext := filepath.Ext(path)
+	return strings.TrimSuffix(path, ext) + "-" + target + "-" + op + ext
+}
+
 // measure runs the create row of t, creates the pool of sessions, then runs
 // the retrieve row; it hands each row's result to record.
 func measure(ctx context.Context, cfg *config, t *target, record func(op string, res *result)) error {
@@ -293,7 +327,12 @@ func measure(ctx context.Context, cfg *config, t *target, record func(op string,
 	defer client.CloseIdleConnections()
 	lc := loadConfig{concurrency: cfg.concurrency, warmup: cfg.warmup, duration: cfg.duration}
 
+	stop, err := profileRow(cfg, t.name, "create")
+	if err != nil {
+		return err
+	}
 	res, err := runLoad(ctx, client, lc, func(int, int) (*http.Request, error) { return t.createRequest(ctx) })
+	stop()
 	if err != nil {
 		return err
 	}
@@ -303,10 +342,14 @@ func measure(ctx context.Context, cfg *config, t *target, record func(op string,
 	if err != nil {
 		return fmt.Errorf("create the pool of sessions to retrieve: %w", err)
 	}
+	if stop, err = profileRow(cfg, t.name, "retrieve"); err != nil {
+		return err
+	}
 	res, err = runLoad(ctx, client, lc, func(w, n int) (*http.Request, error) {
 		// Workers start apart in the pool and walk it round robin.
 		return t.retrieveRequest(ctx, ids[(w*len(ids)/cfg.concurrency+n)%len(ids)])
 	})
+	stop()
 	if err != nil {
 		return err
 	}

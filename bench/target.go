@@ -84,6 +84,10 @@ type target struct {
 	// raw opens a connection of the bench's own to the database, for the
 	// lists rows' bulk load and their look at query plans.
 	raw func() (*sql.DB, error)
+	// logs is the schema of the request logs on raw's connection, with its
+	// dot: "logs." on SQLite, whose logs have a file of their own that raw
+	// attaches; "" on PostgreSQL.
+	logs string
 }
 
 // skipError says a target cannot run here, which the report shows instead of
@@ -252,11 +256,18 @@ func (t *target) startSQLite(ctx context.Context, cfg *config, log *slog.Logger)
 	t.note = "sqlite: " + path + ", opened by sqlite.Open as serve opens it (WAL, synchronous=FULL); removed afterwards"
 	t.raw = func() (*sql.DB, error) {
 		raw, err := sql.Open("sqlite", path+"?_pragma=busy_timeout(30000)")
-		if err == nil {
-			raw.SetMaxOpenConns(1)
+		if err != nil {
+			return nil, err
 		}
-		return raw, err
+		raw.SetMaxOpenConns(1)
+		raw.SetConnMaxIdleTime(0)
+		if _, err := raw.ExecContext(ctx, `ATTACH DATABASE $1 AS logs`, sqlite.RequestLogsPath(path)); err != nil {
+			raw.Close()
+			return nil, fmt.Errorf("attach the request logs: %w", err)
+		}
+		return raw, nil
 	}
+	t.logs = "logs."
 	t.size = func(ctx context.Context) (int64, error) {
 		// Fold the write-ahead log into the file first: the log's size is
 		// that of the largest burst of writes since the start, not data.

@@ -56,11 +56,17 @@ type Event struct {
 }
 
 // NewEvent returns an event of type typ about object, which is marshalled
-// now so the event keeps the state of the moment.
+// now so the event keeps the state of the moment. An object marshalled
+// already (json.RawMessage, which must not change after) is kept as it is:
+// marshalling it again would only check it, and the service makes events
+// inside the transaction that stores them.
 func NewEvent(typ, merchantID string, mode Mode, object any, now time.Time) (*Event, error) {
-	raw, err := json.Marshal(object)
-	if err != nil {
-		return nil, err
+	raw, ok := object.(json.RawMessage)
+	if !ok {
+		var err error
+		if raw, err = json.Marshal(object); err != nil {
+			return nil, err
+		}
 	}
 	return &Event{
 		ID:         NewEventID(),

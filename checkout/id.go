@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"regexp"
+	"time"
 )
 
 // Identifier prefixes (DESIGN.md section 3).
@@ -30,17 +31,43 @@ func NewID(prefix string, n int) string {
 	return prefix + hex.EncodeToString(b)
 }
 
+// NewOrderedID returns prefix followed by the hex of n bytes (n > 6): the
+// first six the time in milliseconds since 1970, big-endian, the rest
+// random. Such ids sort by when they were made (to the millisecond), so a
+// table's index of them grows at its end, a page or two written per batch,
+// where ids at random places in it would write a page per row: the ids of
+// the rows written on every request (request logs, events, deliveries). The
+// time they tell is no secret (their rows show it); their random part, 80
+// bits at 16 bytes, keeps them unique. Ids that grant anything (sessions,
+// API keys) stay wholly random (NewID).
+func NewOrderedID(prefix string, n int) string {
+	b := make([]byte, n)
+	ms := time.Now().UnixMilli()
+	for i := 5; i >= 0; i-- {
+		b[i] = byte(ms)
+		ms >>= 8
+	}
+	rand.Read(b[6:])
+	return prefix + hex.EncodeToString(b)
+}
+
 // NewSessionID returns a new checkout session id: cs_ and 64 hex characters.
 func NewSessionID() string { return NewID(PrefixSession, 32) }
 
 // NewPaymentID returns a new payment id: pay_ and 32 hex characters.
 func NewPaymentID() string { return NewID(PrefixPayment, 16) }
 
-// NewRequestID returns a new request id: req_ and 32 hex characters.
-func NewRequestID() string { return NewID(PrefixRequest, 16) }
+// NewRequestID returns a new request id: req_ and 32 hex characters, in
+// the order they are made (NewOrderedID).
+func NewRequestID() string { return NewOrderedID(PrefixRequest, 16) }
 
-// NewEventID returns a new event id: evt_ and 32 hex characters.
-func NewEventID() string { return NewID(PrefixEvent, 16) }
+// NewEventID returns a new event id: evt_ and 32 hex characters, in the
+// order they are made (NewOrderedID).
+func NewEventID() string { return NewOrderedID(PrefixEvent, 16) }
+
+// NewDeliveryID returns a new delivery id: whd_ and 32 hex characters, in
+// the order they are made (NewOrderedID).
+func NewDeliveryID() string { return NewOrderedID(PrefixDelivery, 16) }
 
 // NewAPIKeyID returns a new API key id: key_ and 32 hex characters.
 func NewAPIKeyID() string { return NewID(PrefixAPIKey, 16) }

@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/checkoutd/checkoutd/checkout"
 )
@@ -24,6 +25,7 @@ func TestIDShapes(t *testing.T) {
 		{"NewID(pay_, 16)", func() string { return checkout.NewID(checkout.PrefixPayment, 16) }, `^pay_[0-9a-f]{32}$`},
 		{"NewID(we_, 16)", func() string { return checkout.NewID(checkout.PrefixEndpoint, 16) }, `^we_[0-9a-f]{32}$`},
 		{"NewID(whd_, 16)", func() string { return checkout.NewID(checkout.PrefixDelivery, 16) }, `^whd_[0-9a-f]{32}$`},
+		{"NewDeliveryID", checkout.NewDeliveryID, `^whd_[0-9a-f]{32}$`},
 		{"NewStoreID", checkout.NewStoreID, `^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$`},
 		{"NewSecret", checkout.NewSecret, `^[0-9A-Za-z]{43}$`},
 	}
@@ -39,6 +41,40 @@ func TestIDShapes(t *testing.T) {
 				t.Fatalf("%s() gave %q twice", tt.name, id)
 			}
 			seen[id] = true
+		}
+	}
+}
+
+// Request, event and delivery ids begin with the time they were made, in
+// milliseconds: made later, they sort after; their last 80 bits are random.
+func TestOrderedIDs(t *testing.T) {
+	for name, gen := range map[string]func() string{"NewRequestID": checkout.NewRequestID, "NewEventID": checkout.NewEventID,
+		"NewDeliveryID": checkout.NewDeliveryID} {
+		before := time.Now().UnixMilli()
+		id := gen()
+		after := time.Now().UnixMilli()
+		_, hexPart, _ := strings.Cut(id, "_")
+		b, err := hex.DecodeString(hexPart)
+		if err != nil || len(b) != 16 {
+			t.Fatalf("%s() = %q", name, id)
+		}
+		var ms int64
+		for _, c := range b[:6] {
+			ms = ms<<8 | int64(c)
+		}
+		if ms < before || ms > after {
+			t.Errorf("%s() = %q tells %d ms; want the time it was made, %d to %d", name, id, ms, before, after)
+		}
+		// A millisecond later, every id sorts after.
+		for time.Now().UnixMilli() <= after {
+			time.Sleep(100 * time.Microsecond) // waiting for the clock to pass a millisecond
+		}
+		if next := gen(); next <= id {
+			t.Errorf("%s() made after %q = %q; want it to sort after", name, id, next)
+		}
+		// The random part differs between two ids of the same millisecond.
+		if a, b := gen(), gen(); a[len(a)-20:] == b[len(b)-20:] {
+			t.Errorf("%s() gave %q and %q: the same random part", name, a, b)
 		}
 	}
 }

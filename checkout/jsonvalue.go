@@ -32,6 +32,18 @@ func parseObject(body []byte) (*object, violations, error) {
 	if err := checkUTF8(body); err != nil {
 		return nil, nil, err
 	}
+	if obj, dups, ok := fastParse(body); ok {
+		if err := checkSurrogates(body); err != nil {
+			return nil, nil, err
+		}
+		return obj, dups, nil
+	}
+	return decodeObject(body)
+}
+
+// decodeObject is parseObject through encoding/json's decoder: for a body
+// fastParse did not take, whose error it reports.
+func decodeObject(body []byte) (*object, violations, error) {
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.UseNumber()
 	tok, err := dec.Token()

@@ -348,7 +348,7 @@ func newDelivery(eventID, eventType string, ep *Endpoint, now time.Time) *Delive
 		next = ListenerHold
 	}
 	return &Delivery{
-		ID:            NewID(PrefixDelivery, 16),
+		ID:            NewDeliveryID(),
 		EventID:       eventID,
 		EventType:     eventType,
 		EndpointID:    ep.ID,

@@ -122,6 +122,8 @@ func newMetrics(o observed) *metrics.Registry {
 		counter, func() float64 { return float64(o.store.Stats().Batches) })
 	r.Value("checkoutd_db_batched_writes_total", "Writes committed in a shared transaction (group commit); divided by checkoutd_db_write_batches_total, the mean batch.",
 		counter, func() float64 { return float64(o.store.Stats().Batched) })
+	r.Value("checkoutd_db_savepointed_batches_total", "Batches of group commit run with a savepoint per write, after a write failed in one run without.",
+		counter, func() float64 { return float64(o.store.Stats().Savepointed) })
 	r.Func("checkoutd_db_connections", "Open database connections, by pool and state (in_use, idle).",
 		gauge, []string{"pool", "state"}, func(_ context.Context, emit metrics.Emit) {
 			for _, p := range o.store.Stats().Pools {

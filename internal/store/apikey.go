@@ -6,6 +6,7 @@ import (
 	"errors"
 	"maps"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/checkoutd/checkoutd/checkout"
@@ -75,25 +76,71 @@ func (tx *Tx) APIKeyRevoke(ctx context.Context, id string, t time.Time) error {
 	return nil
 }
 
-// apiKeysUsed sets the last use of each key of logs to its latest log's
-// time, in tx, where that is at least checkout.APIKeyUseGranularity after the
-// time stored: a key used all day is written once a minute, by whichever
-// node's batch comes first, however many nodes serve it. Keys go in id
-// order, so that two batches updating the same keys at once on PostgreSQL
-// lock them in one order and cannot deadlock.
-func (tx *Tx) apiKeysUsed(ctx context.Context, logs []*checkout.RequestLog) error {
+// latestUses returns the time of each key's latest log, in Unix seconds.
+func latestUses(logs []*checkout.RequestLog) map[string]int64 {
 	latest := map[string]int64{}
 	for _, l := range logs {
 		if t := l.CreatedAt.Unix(); t > latest[l.APIKeyID] {
 			latest[l.APIKeyID] = t
 		}
 	}
+	return latest
+}
+
+// keysUsed sets the last use of each key of latest to its time there,
+// where that is at least checkout.APIKeyUseGranularity after the time
+// stored: a key used all day is written once a minute, by whichever node's
+// batch comes first, however many nodes serve it. Keys go in id order, so
+// that two batches updating the same keys at once on PostgreSQL lock them in
+// one order and cannot deadlock.
+func (tx *Tx) keysUsed(ctx context.Context, latest map[string]int64) error {
 	grain := int64(checkout.APIKeyUseGranularity / time.Second)
 	for _, id := range slices.Sorted(maps.Keys(latest)) {
 		if _, err := tx.exec(ctx, `UPDATE api_keys SET last_used_at = $2
 			WHERE id = $1 AND (last_used_at IS NULL OR last_used_at <= $3)`, id, latest[id], latest[id]-grain); err != nil {
 			return err
 		}
+	}
+	return nil
+}
+
+// keyUses are the last uses of API keys that a DB wrote, by key id, in Unix
+// seconds.
+type keyUses struct {
+	mu      sync.Mutex
+	written map[string]int64
+}
+
+// keysUsedApart notes the last use of the keys of logs (keysUsed), in a
+// transaction of its own after the logs' (in another file on SQLite, by
+// COPY on PostgreSQL), and only for the keys whose use would change what is
+// stored: a key whose use this process wrote less than the granularity
+// before its latest log is left alone, as the UPDATE would leave it.
+// Without this every batch of logs would cost the database of the sessions
+// a transaction.
+func (db *DB) keysUsedApart(ctx context.Context, logs []*checkout.RequestLog) error {
+	grain := int64(checkout.APIKeyUseGranularity / time.Second)
+	latest := latestUses(logs)
+	db.keysUsed.mu.Lock()
+	for id, t := range latest {
+		if w, ok := db.keysUsed.written[id]; ok && t < w+grain {
+			delete(latest, id)
+		}
+	}
+	db.keysUsed.mu.Unlock()
+	if len(latest) == 0 {
+		return nil
+	}
+	if err := db.InTx(ctx, func(t checkout.Tx) error { return t.(*Tx).keysUsed(ctx, latest) }); err != nil {
+		return err
+	}
+	db.keysUsed.mu.Lock()
+	defer db.keysUsed.mu.Unlock()
+	if db.keysUsed.written == nil {
+		db.keysUsed.written = map[string]int64{}
+	}
+	for id, t := range latest {
+		db.keysUsed.written[id] = max(db.keysUsed.written[id], t)
 	}
 	return nil
 }

@@ -79,6 +79,11 @@ type Dialect struct {
 	// connection takes one at a time anyway; several on PostgreSQL. 0
 	// turns group commit off: each InTx is a transaction of its own.
 	Committers int
+	// Copy, when set, writes rows into table in one statement of its own
+	// (PostgreSQL's COPY), atomic, on conn: far cheaper for the database
+	// than the INSERT of many rows it replaces (no statement to parse and
+	// plan, thousands of parameters). Nil: the INSERT.
+	Copy func(ctx context.Context, conn *sql.Conn, table string, columns []string, rows [][]any) error
 	// Retryable reports whether a write failed only because it lost a
 	// race with another transaction (a deadlock, a serialization failure):
 	// run again alone, it succeeds. Nil: none does.
@@ -112,8 +117,19 @@ type DB struct {
 	// the writes they held.
 	group            *committers
 	batches, batched atomic.Int64
+	// savepointed counts the batches run with savepoints, failing tells
+	// whether the last batch had a write fail (groupcommit.go).
+	savepointed atomic.Int64
+	failing     atomic.Bool
 
 	onClose []func() error // OnClose
+
+	// logs, when set (SetRequestLogs), keeps the request logs instead of
+	// db: on SQLite, a file of their own (requestlog.go).
+	logs *DB
+	// keysUsed holds, by API key id, the last use this process wrote
+	// (keysUsedApart).
+	keysUsed keyUses
 }
 
 // OnClose has Close call fn first: what a dialect started beside the
@@ -217,6 +233,10 @@ type Stats struct {
 	// Batches counts the transactions that held more than one write
 	// (group commit), Batched the writes they held.
 	Batches, Batched int64
+	// Savepointed counts the batches run with a savepoint per write:
+	// again after a write failed in a batch run without, or from the start
+	// after such a batch (groupcommit.go).
+	Savepointed int64
 }
 
 // PoolStats describe one connection pool.
@@ -233,12 +253,28 @@ func (db *DB) Stats() Stats {
 		Other:       db.errs.other.Load(),
 		RowsSkipped: db.skipped.Load(),
 		Batches:     db.batches.Load(),
+		Savepointed: db.savepointed.Load(),
 		Batched:     db.batched.Load(),
 	}
 	if db.read == db.write {
 		s.Pools = []PoolStats{{"main", db.write.Stats()}}
 	} else {
 		s.Pools = []PoolStats{{"write", db.write.Stats()}, {"read", db.read.Stats()}}
+	}
+	if db.logs != nil {
+		// The logs' errors are the service's errors all the same; their
+		// pools are the "logs_write" and "logs_read" pools.
+		l := db.logs.Stats()
+		s.Unavailable += l.Unavailable
+		s.Canceled += l.Canceled
+		s.Other += l.Other
+		s.RowsSkipped += l.RowsSkipped
+		s.Batches += l.Batches
+		s.Savepointed += l.Savepointed
+		s.Batched += l.Batched
+		for _, p := range l.Pools {
+			s.Pools = append(s.Pools, PoolStats{"logs_" + p.Name, p.DBStats})
+		}
 	}
 	return s
 }
@@ -249,6 +285,9 @@ type Tx struct {
 	tx     *sql.Tx
 	ctx    context.Context // in a batch, the committer's (Tx.context)
 	missed []string        // queries run unprepared, to prepare after the transaction
+	// enabled holds EndpointListEnabled's lists, by store and mode, until
+	// a statement writes to the endpoints (exec).
+	enabled map[string][]*checkout.Endpoint
 }
 
 var _ checkout.Tx = (*Tx)(nil)

@@ -17,6 +17,9 @@ func SetClaimHook(db *DB, fn func()) { db.claimHook = fn }
 // call hook after each batch, with no transaction open.
 func SetPurgeBatch(db *DB, n int, hook func(table string, deleted int64)) {
 	db.purgeBatch, db.purgeHook = n, hook
+	if db.logs != nil {
+		SetPurgeBatch(db.logs, n, hook)
+	}
 }
 
 // DeliveryListQuery is the query DeliveryListPage runs for f.
@@ -132,3 +135,10 @@ func InTxUrgent(db *DB, ctx context.Context, fn func(checkout.Tx) error) error {
 }
 
 func QueuedUrgent(db *DB) int { return len(db.group.urgent) }
+
+// MaxFacets is maxFacets, for the tests of the request logs' list.
+const MaxFacets = maxFacets
+
+// EndpointsKept reports whether tx keeps a list of enabled endpoints
+// (EndpointListEnabled).
+func EndpointsKept(tx checkout.Tx) bool { return tx.(*Tx).enabled != nil }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -124,6 +125,114 @@ func TestGroupCommitOneFailureFailsOnlyItself(t *testing.T) {
 		}
 		if err := errs[len(errs)-1]; !checkout.IsCode(err, checkout.EConflict) {
 			t.Errorf("write of a taken email = %v; want a conflict", err)
+		}
+	})
+}
+
+// A batch runs without savepoints, each write once; one with a failing write
+// runs again with them (the failing write and those before it in the batch
+// twice, those after it once) and commits the others; the next batch starts with savepoints, and after
+// a batch without failure they are off again.
+func TestGroupCommitSavepointsOnlyAfterAFailure(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		ctx := context.Background()
+		boom := errors.New("boom")
+		n := 0
+		batch := func(fail int) (runs []int, committed []bool, errs []error, savepointed int64) {
+			t.Helper()
+			runs = make([]int, 6)
+			accounts := make([]*checkout.Account, 6)
+			writes := make([]func(checkout.Tx) error, 6)
+			for i := range writes {
+				n++
+				accounts[i] = &checkout.Account{ID: checkout.NewAccountID(), Email: fmt.Sprintf("s%d@example.com", n), PasswordHash: "x", CreatedAt: time.Unix(1700000000, 0)}
+				writes[i] = func(tx checkout.Tx) error {
+					runs[i]++ // one committer runs a batch's writes one at a time
+					if err := tx.AccountInsert(ctx, accounts[i]); err != nil {
+						return err
+					}
+					if i == fail {
+						return boom
+					}
+					return nil
+				}
+			}
+			before := db.Stats().Savepointed
+			errs, _ = batched(t, db, writes, nil)
+			for _, a := range accounts {
+				_, err := db.AccountGet(ctx, a.ID)
+				committed = append(committed, err == nil)
+			}
+			return runs, committed, errs, db.Stats().Savepointed - before
+		}
+		check := func(name string, fail int, wantSavepointed int64) {
+			t.Helper()
+			runs, committed, errs, savepointed := batch(fail)
+			for i, r := range runs {
+				// The batch's order is the queue's, which the test does not
+				// choose: a write before the failing one ran twice.
+				if fail < 0 && r != 1 || i == fail && r != 2 || r < 1 || r > 2 {
+					t.Errorf("%s: runs %v; want each write once, or the failing one (%d) twice and the others once or twice", name, runs, fail)
+					break
+				}
+			}
+			if savepointed != wantSavepointed {
+				t.Errorf("%s: %d batches with savepoints; want %d", name, savepointed, wantSavepointed)
+			}
+			for i := range committed {
+				if want := i != fail; committed[i] != want || (errs[i] == nil) != want {
+					t.Errorf("%s: write %d committed %v, answered %v; want committed %v", name, i, committed[i], errs[i], want)
+				}
+			}
+		}
+		check("a batch without failure", -1, 0)
+		check("a batch with write 2 failing", 2, 1)
+		check("the batch after it", -1, 1)
+		check("the next", -1, 0)
+	})
+}
+
+// A write rolled back to its savepoint frees the locks it took, those of
+// the endpoints it listed among them: the next write of the batch lists
+// them again (and locks them) rather than use the list the transaction
+// kept.
+func TestGroupCommitRollbackDropsTheEndpointsKept(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		ctx := context.Background()
+		m, err := checkout.NewMerchant(checkout.MerchantParams{Name: "Acme", Currency: "USD"}, time.Unix(1700000000, 0))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := db.InTx(ctx, func(tx checkout.Tx) error { return tx.MerchantInsert(ctx, m) }); err != nil {
+			t.Fatal(err)
+		}
+		boom := errors.New("boom")
+		failer := -1 // the write that runs first lists the endpoints and fails
+		var kept []bool
+		writes := make([]func(checkout.Tx) error, 2)
+		for i := range writes {
+			writes[i] = func(tx checkout.Tx) error {
+				if failer < 0 {
+					failer = i
+				}
+				if i != failer {
+					kept = append(kept, store.EndpointsKept(tx))
+				}
+				if _, err := tx.EndpointListEnabled(ctx, m.ID, checkout.ModeTest); err != nil {
+					return err
+				}
+				if i == failer {
+					return boom
+				}
+				return nil
+			}
+		}
+		errs, _ := batched(t, db, writes, nil)
+		if !errors.Is(errs[failer], boom) || errs[1-failer] != nil {
+			t.Fatalf("writes answered %v; want boom for write %d alone", errs, failer)
+		}
+		if !slices.Equal(kept, []bool{false}) {
+			t.Errorf("the endpoints kept when the other write began (its one run, after the failing one's rollback): %v; want [false]", kept)
 		}
 	})
 }

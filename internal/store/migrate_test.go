@@ -51,7 +51,7 @@ func execRaw(t *testing.T, driver, dsn string, queries []string) {
 
 // undos take each migration back, by version, for the tests that migrate
 // a database made by an older build.
-var undos = map[int][]string{10: undo0010, 11: undo0011, 12: undo0012, 13: undo0013, 14: undo0014, 15: undo0015, 16: undo0016, 17: undo0017, 18: undo0018}
+var undos = map[int][]string{10: undo0010, 11: undo0011, 12: undo0012, 13: undo0013, 14: undo0014, 15: undo0015, 16: undo0016, 17: undo0017, 18: undo0018, 19: undo0019}
 
 // undoFrom returns the statements that take a database back to before
 // migration version: the undos from the newest migration down to version's.
@@ -61,6 +61,15 @@ func undoFrom(version int) []string {
 		qs = append(qs, undos[v]...)
 	}
 	return qs
+}
+
+// undo0019 undoes migration 0019 (the request logs' facet index) on
+// either database; undo0018 follows it.
+var undo0019 = []string{
+	`DROP INDEX request_logs_facet`,
+	`CREATE INDEX request_logs_class ON request_logs (store_id, mode, (status / 100), created_at_ms, request_id)`,
+	`CREATE INDEX request_logs_method ON request_logs (store_id, mode, method, created_at_ms, request_id)`,
+	`CREATE INDEX request_logs_route ON request_logs (store_id, mode, route, created_at_ms, request_id)`,
 }
 
 // undo0018 undoes migration 0018 (leases in a table of their own) on

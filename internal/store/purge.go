@@ -53,7 +53,7 @@ func (db *DB) purgeWhere(ctx context.Context, table, key, where string, arg any)
 
 // RequestLogPurge deletes logs created before t, in batches.
 func (db *DB) RequestLogPurge(ctx context.Context, before time.Time) (int64, error) {
-	return db.purgeWhere(ctx, "request_logs", "request_id", "created_at_ms < $1", before.UnixMilli())
+	return db.requestLogs().purgeWhere(ctx, "request_logs", "request_id", "created_at_ms < $1", before.UnixMilli())
 }
 
 // IdempotencyPurge deletes records created before t, in batches.

@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"database/sql"
+	"strings"
 	"sync"
 )
 
@@ -111,10 +112,19 @@ func (db *DB) prepareMissed(ctx context.Context, queries []string) {
 
 // exec runs a statement in the transaction.
 func (tx *Tx) exec(ctx context.Context, query string, args ...any) (sql.Result, error) {
+	tx.writes(query)
 	if st := tx.stmt(ctx, query); st != nil {
 		return st.ExecContext(tx.context(ctx), args...)
 	}
 	return tx.tx.ExecContext(tx.context(ctx), query, args...)
+}
+
+// writes notes a statement that writes: one that writes to the endpoints
+// drops the lists EndpointListEnabled kept.
+func (tx *Tx) writes(query string) {
+	if tx.enabled != nil && strings.Contains(query, "endpoints") {
+		tx.enabled = nil
+	}
 }
 
 // row runs a one-row query in the transaction.

@@ -170,11 +170,30 @@ func (tx *Tx) EndpointCount(ctx context.Context, merchantID string) (int, error)
 // read wait and see the endpoint disabled or gone. Without the lock, a
 // delivery inserted by an event's transaction while the endpoint was being
 // disabled would stay pending and be delivered anyway.
+//
+// The list is read once per store and mode in a transaction, and kept in
+// tx until a statement of tx writes to the endpoints (Tx.exec): a batch
+// of creates for one store (group commit) fans out with one read, not one
+// per create. The endpoints it read stay locked, and on SQLite no other
+// transaction writes until tx ends, so the list stays what a read would
+// return. Callers must not change the endpoints returned.
 func (tx *Tx) EndpointListEnabled(ctx context.Context, merchantID string, mode checkout.Mode) ([]*checkout.Endpoint, error) {
+	key := merchantID + " " + string(mode)
+	if eps, ok := tx.enabled[key]; ok {
+		return eps, nil
+	}
 	rows, err := tx.rows(ctx, `SELECT `+endpointColumns+` FROM endpoints WHERE store_id = $1 AND mode = $2 AND enabled = 1`+tx.db.dialect.ForShare,
 		merchantID, string(mode))
 	if err != nil {
 		return nil, tx.db.translate(err)
 	}
-	return collect(tx.db, rows, scanEndpoint)
+	eps, err := collect(tx.db, rows, scanEndpoint)
+	if err != nil {
+		return nil, err
+	}
+	if tx.enabled == nil {
+		tx.enabled = map[string][]*checkout.Endpoint{}
+	}
+	tx.enabled[key] = eps
+	return eps, nil
 }

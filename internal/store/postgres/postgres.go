@@ -65,6 +65,15 @@ var Dialect = store.Dialect{
 	// Batches run side by side on their own connections of the pool.
 	Committers: 4,
 	Retryable:  retryable,
+	Copy:       copyRows,
+}
+
+// copyRows is Dialect.Copy: COPY FROM STDIN, binary, through pgx.
+func copyRows(ctx context.Context, conn *sql.Conn, table string, columns []string, rows [][]any) error {
+	return conn.Raw(func(dc any) error {
+		_, err := dc.(*stdlib.Conn).Conn().CopyFrom(ctx, pgx.Identifier{table}, columns, pgx.CopyFromRows(rows))
+		return err
+	})
 }
 
 // retryable reports a transaction that lost a race: a deadlock or a

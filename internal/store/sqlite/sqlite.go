@@ -33,15 +33,54 @@ import (
 //go:embed migrations/*.sql
 var migrations embed.FS
 
+//go:embed requestlogs/*.sql
+var requestLogMigrations embed.FS
+
 // Open opens (creating it when missing) the SQLite database at path and
-// applies pending migrations. The database and its WAL and shared-memory
-// files are made readable by their owner alone (0600).
+// applies pending migrations. The request logs are kept in a file of their
+// own beside it, RequestLogsPath(path) (store.DB.SetRequestLogs says why).
+// Every file, with its WAL and shared-memory files, is made readable by
+// its owner alone (0600).
 func Open(ctx context.Context, path string) (*store.DB, error) {
 	if dir := filepath.Dir(path); dir != "" {
 		if err := os.MkdirAll(dir, 0o700); err != nil {
 			return nil, fmt.Errorf("create data directory: %w", err)
 		}
 	}
+	db, err := openFile(ctx, path, Dialect)
+	if err != nil {
+		return nil, err
+	}
+	logsPath := RequestLogsPath(path)
+	logs, err := openFile(ctx, logsPath, RequestLogsDialect)
+	if err != nil {
+		db.Close()
+		return nil, err
+	}
+	db.SetRequestLogs(logs)
+	// Logs written by a build that kept them in the main file move to
+	// the logs file once.
+	if _, err := db.MoveRequestLogs(ctx, uri(logsPath)); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("move request logs to %s: %w", logsPath, err)
+	}
+	return db, nil
+}
+
+// RequestLogsPath is the file of the request logs of the database at path:
+// checkoutd.db's are in checkoutd-requests.db, beside it.
+func RequestLogsPath(path string) string {
+	return strings.TrimSuffix(path, ".db") + "-requests.db"
+}
+
+// uri is the URI of the file at path, for the driver and for ATTACH.
+func uri(path string) string {
+	return "file:" + strings.NewReplacer("%", "%25", "?", "%3f", "#", "%23").Replace(path)
+}
+
+// openFile opens the database at path with d, migrated, and starts its
+// checkpointer.
+func openFile(ctx context.Context, path string, d store.Dialect) (*store.DB, error) {
 	if err := private(path); err != nil {
 		return nil, err
 	}
@@ -51,7 +90,7 @@ func Open(ctx context.Context, path string) (*store.DB, error) {
 	for _, p := range []string{"journal_mode(WAL)", "synchronous(FULL)", "wal_autocheckpoint(10000)", "busy_timeout(10000)", "foreign_keys(1)"} {
 		pragmas.Add("_pragma", p)
 	}
-	file := "file:" + strings.NewReplacer("%", "%25", "?", "%3f", "#", "%23").Replace(path)
+	file := uri(path)
 	// The savepoints of group commit (store.InTx) copy each page they
 	// change to a sub-journal, a temporary file: in memory, not written
 	// to disk and thrown away (it was most of an insert's time).
@@ -76,7 +115,7 @@ func Open(ctx context.Context, path string) (*store.DB, error) {
 	read.SetMaxIdleConns(n)
 	read.SetConnMaxIdleTime(0)
 
-	db := store.New(Dialect, write, read)
+	db := store.New(d, write, read)
 	if _, err := db.Migrate(ctx); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("migrate %s: %w", path, err)
@@ -173,6 +212,14 @@ var Dialect = store.Dialect{
 	Migrations:      store.SubFS(migrations, "migrations"),
 	Committers:      1,
 }
+
+// RequestLogsDialect is SQLite's for the file of the request logs (Open):
+// the same, with the migrations of that file.
+var RequestLogsDialect = func() store.Dialect {
+	d := Dialect
+	d.Migrations = store.SubFS(requestLogMigrations, "requestlogs")
+	return d
+}()
 
 func translate(err error) error {
 	var se *sqlite.Error

@@ -2,6 +2,7 @@ package sqlite_test
 
 import (
 	"context"
+	"database/sql"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -14,7 +15,8 @@ import (
 	"github.com/checkoutd/checkoutd/internal/store/sqlite"
 )
 
-// The database and its WAL and shared-memory files hold signing secrets and
+// The database and its WAL and shared-memory files, and those of its request
+// logs, hold signing secrets and
 // buyers' data: they are created readable by their owner alone, whatever
 // the umask, and a database made readable to others is made private again
 // when it is opened.
@@ -25,7 +27,7 @@ func TestFilesArePrivate(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "data", "checkoutd.db")
 	check := func(when string) {
 		t.Helper()
-		for _, name := range []string{path, path + "-wal", path + "-shm"} {
+		for _, name := range privateFiles(path) {
 			fi, err := os.Stat(name)
 			if err != nil {
 				t.Errorf("%s: %v", when, err)
@@ -50,7 +52,7 @@ func TestFilesArePrivate(t *testing.T) {
 	check("a new database, written")
 	db.Close()
 
-	for _, name := range []string{path, path + "-wal", path + "-shm"} {
+	for _, name := range privateFiles(path) {
 		if err := os.Chmod(name, 0o644); err != nil && !os.IsNotExist(err) {
 			t.Fatal(err)
 		}
@@ -69,6 +71,13 @@ func TestFilesArePrivate(t *testing.T) {
 		t.Fatal(err)
 	}
 	check("a database made readable to others, reopened")
+}
+
+// privateFiles are the files of the database at path: its own and its
+// request logs', each with its WAL and shared memory.
+func privateFiles(path string) []string {
+	logs := sqlite.RequestLogsPath(path)
+	return []string{path, path + "-wal", path + "-shm", logs, logs + "-wal", logs + "-shm"}
 }
 
 // The checkpointer folds the write-ahead log into the database file in the
@@ -119,5 +128,90 @@ func TestCheckpointerFoldsTheLog(t *testing.T) {
 	}
 	if err := db.Close(); err != nil {
 		t.Errorf("Close again = %v", err)
+	}
+}
+
+// Request logs are kept in a file of their own, beside the database; logs an
+// older build kept in the database's own table move there when it is
+// opened, once, even when a crash left some in both.
+func TestRequestLogsHaveAFileOfTheirOwn(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "checkoutd.db")
+	if got, want := sqlite.RequestLogsPath(path), filepath.Join(filepath.Dir(path), "checkoutd-requests.db"); got != want {
+		t.Errorf("RequestLogsPath(%s) = %s; want %s", path, got, want)
+	}
+	if got, want := sqlite.RequestLogsPath("/var/lib/checkoutd/data"), "/var/lib/checkoutd/data-requests.db"; got != want {
+		t.Errorf("RequestLogsPath(data) = %s; want %s", got, want)
+	}
+	at := time.UnixMilli(1_800_000_000_000)
+	newLog := func(n int) *checkout.RequestLog {
+		return &checkout.RequestLog{RequestID: checkout.NewRequestID(), MerchantID: "3f1c9a2e-8b7d-4c1e-9f0a-1b2c3d4e5f60", Mode: checkout.ModeTest,
+			APIKeyID: "key_0123456789abcdef0123456789abcdef", Method: "GET", Path: "/v1/x", Route: "/v1/x", Status: 200,
+			RequestBody: "", ResponseBody: `{"ok":true}`, CreatedAt: at.Add(time.Duration(n) * time.Millisecond)}
+	}
+	count := func(file string) int {
+		t.Helper()
+		raw, err := sql.Open("sqlite", file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer raw.Close()
+		var n int
+		if err := raw.QueryRow(`SELECT count(*) FROM request_logs`).Scan(&n); err != nil {
+			t.Fatalf("count the request logs of %s: %v", filepath.Base(file), err)
+		}
+		return n
+	}
+
+	db, err := sqlite.Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kept := []*checkout.RequestLog{newLog(0), newLog(1), newLog(2)}
+	if err := db.RequestLogInsert(ctx, kept); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if n, m := count(path), count(sqlite.RequestLogsPath(path)); n != 0 || m != 3 {
+		t.Fatalf("request logs: %d in the database, %d in its logs file; want 0 and 3", n, m)
+	}
+
+	// An older build's logs, one of them copied already by a start that
+	// crashed before deleting it.
+	legacy := []*checkout.RequestLog{newLog(3), kept[1], newLog(4)}
+	raw, err := sql.Open("sqlite", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range legacy {
+		if _, err := raw.Exec(`INSERT INTO request_logs (request_id, store_id, mode, api_key_id, method, path, route, status, duration_us,
+			request_body, response_body, created_at_ms) VALUES (?, ?, ?, ?, ?, ?, ?, ?, 0, ?, ?, ?)`,
+			l.RequestID, l.MerchantID, string(l.Mode), l.APIKeyID, l.Method, l.Path, l.Route, l.Status, l.RequestBody, l.ResponseBody,
+			l.CreatedAt.UnixMilli()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	raw.Close()
+
+	db, err = sqlite.Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range append(kept, legacy...) {
+		if _, err := db.RequestLogGet(ctx, l.RequestID); err != nil {
+			t.Errorf("RequestLogGet(%s) after the move = %v", l.RequestID, err)
+		}
+	}
+	list, err := db.RequestLogList(ctx, checkout.RequestLogListParams{MerchantID: kept[0].MerchantID, Mode: checkout.ModeTest, Limit: 100})
+	if err != nil || len(list) != 5 {
+		t.Errorf("RequestLogList after the move = %d logs, %v; want 5, none twice", len(list), err)
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if n, m := count(path), count(sqlite.RequestLogsPath(path)); n != 0 || m != 5 {
+		t.Errorf("request logs after the move: %d in the database, %d in its logs file; want 0 and 5", n, m)
 	}
 }

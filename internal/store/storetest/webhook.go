@@ -4,6 +4,7 @@ import (
 	"context"
 	"reflect"
 	"slices"
+	"strconv"
 	"testing"
 	"time"
 
@@ -24,6 +25,7 @@ var webhookTests = []struct {
 	{"Delivery/RecordAll", testDeliveryRecordAll},
 	{"Delivery/RecordAllClaims", testDeliveryRecordAllClaims},
 	{"Delivery/CancelPending", testDeliveryCancelPending},
+	{"Endpoint/ListEnabledInATransaction", testEndpointListEnabledInATransaction},
 	{"Event/Purge", testEventPurge},
 }
 
@@ -90,6 +92,73 @@ func testEndpointRoundTrip(t *testing.T, db *store.DB) {
 			t.Errorf("EndpointCount = %d; want 3, both modes, disabled included", n)
 		}
 		return err
+	})
+}
+
+// EndpointListEnabled, read again in one transaction (a batch of group
+// commit), sees what the transaction wrote to the endpoints in between: an
+// endpoint added, disabled, a listener connected, or one deleted.
+func testEndpointListEnabledInATransaction(t *testing.T, db *store.DB) {
+	ctx := context.Background()
+	m := newMerchant(t, db, "Acme", base)
+	first := newEndpoint(t, db, m, checkout.ModeTest, checkout.AllEvents)
+	ids := func(tx checkout.Tx) []string {
+		t.Helper()
+		eps, err := tx.EndpointListEnabled(ctx, m.ID, checkout.ModeTest)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, e := range eps {
+			seen := "-"
+			if !e.SeenAt.IsZero() {
+				seen = strconv.FormatInt(e.SeenAt.UnixMilli(), 10)
+			}
+			out = append(out, e.ID+" "+seen)
+		}
+		slices.Sort(out)
+		return out
+	}
+	second := &checkout.Endpoint{ID: checkout.NewID(checkout.PrefixEndpoint, 16), MerchantID: m.ID, Mode: checkout.ModeTest,
+		URL: "https://hooks.example.com/b", Events: []string{checkout.AllEvents}, Enabled: true,
+		Secret: checkout.NewWebhookSecret(), CreatedAt: base, UpdatedAt: base}
+	listener := &checkout.Endpoint{ID: checkout.NewID(checkout.PrefixEndpoint, 16), MerchantID: m.ID, Mode: checkout.ModeTest,
+		Kind: checkout.EndpointListener, ListenerName: "laptop", Events: []string{checkout.AllEvents}, Enabled: true,
+		Secret: checkout.NewWebhookSecret(), CreatedAt: base, UpdatedAt: base}
+	inTx(t, db, func(tx checkout.Tx) error {
+		want := func(step string, eps ...string) {
+			t.Helper()
+			slices.Sort(eps)
+			if got := ids(tx); !slices.Equal(got, eps) {
+				t.Errorf("%s: EndpointListEnabled = %q; want %q", step, got, eps)
+			}
+			if got := ids(tx); !slices.Equal(got, eps) {
+				t.Errorf("%s, read again: EndpointListEnabled = %q; want %q", step, got, eps)
+			}
+		}
+		want("at first", first.ID+" -")
+		if err := tx.EndpointInsert(ctx, second); err != nil {
+			return err
+		}
+		if err := tx.EndpointInsert(ctx, listener); err != nil {
+			return err
+		}
+		want("after two inserts", first.ID+" -", second.ID+" -", listener.ID+" -")
+		seen := base.Add(5 * time.Second)
+		if err := tx.ListenerConnect(ctx, listener.ID, "conn-1", seen); err != nil {
+			return err
+		}
+		want("after a listener connects", first.ID+" -", second.ID+" -", listener.ID+" "+strconv.FormatInt(seen.UnixMilli(), 10))
+		first.Enabled, first.UpdatedAt = false, base.Add(time.Second)
+		if err := tx.EndpointUpdate(ctx, first); err != nil {
+			return err
+		}
+		want("after disabling one", second.ID+" -", listener.ID+" "+strconv.FormatInt(seen.UnixMilli(), 10))
+		if err := tx.EndpointDelete(ctx, second.ID); err != nil {
+			return err
+		}
+		want("after deleting one", listener.ID+" "+strconv.FormatInt(seen.UnixMilli(), 10))
+		return nil
 	})
 }
 
