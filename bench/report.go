@@ -385,7 +385,7 @@ func (r *report) printLists(b *strings.Builder) {
 	if len(r.Purges) == 0 {
 		return
 	}
-	b.WriteString("\npurge of the oldest day (with the indexes of migration 0011), then of the next day (with the indexes before it)\n\n")
+	b.WriteString("\npurge of the oldest day (with the lists' indexes as they are: 0011, and 0019 for the request logs), then of the next day (with the indexes before 0011)\n\n")
 	tw = tabwriter.NewWriter(b, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "target  \ttable       \tindexes    \tdeleted\tseconds\trows/s\t")
 	for _, rw := range r.Purges {
