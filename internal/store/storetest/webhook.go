@@ -320,17 +320,25 @@ func testDeliveryRecord(t *testing.T, db *store.DB) {
 	}
 }
 
+// newDeliveries stores n deliveries to one endpoint of a new store, due a
+// millisecond apart from base.
+func newDeliveries(t *testing.T, db *store.DB, n int) []*checkout.Delivery {
+	t.Helper()
+	m := newMerchant(t, db, "Acme", base)
+	ep := newEndpoint(t, db, m, checkout.ModeTest, checkout.AllEvents)
+	var ds []*checkout.Delivery
+	for i := range n {
+		ds = append(ds, newDelivery(t, db, m, ep, base.Add(time.Duration(i)*time.Millisecond)))
+	}
+	return ds
+}
+
 // RecordAll stores many attempts in one transaction, each as Record would,
 // and reports each delivery's update: the owner's succeed, another owner's
 // and a deleted delivery's do not.
 func testDeliveryRecordAll(t *testing.T, db *store.DB) {
 	ctx := context.Background()
-	m := newMerchant(t, db, "Acme", base)
-	ep := newEndpoint(t, db, m, checkout.ModeTest, checkout.AllEvents)
-	var ds []*checkout.Delivery
-	for i := range 4 {
-		ds = append(ds, newDelivery(t, db, m, ep, base.Add(time.Duration(i)*time.Millisecond)))
-	}
+	newDeliveries(t, db, 4)
 	now := base.Add(time.Second)
 	cs, err := db.DeliveryClaim(ctx, store.ClaimParams{Owner: "a", Now: now, LeaseUntil: now.Add(time.Minute), Limit: 4, PerEndpoint: 4})
 	if err != nil || len(cs) != 4 {
@@ -372,12 +380,7 @@ func testDeliveryRecordAll(t *testing.T, db *store.DB) {
 // claimed again as any other.
 func testDeliveryRecordAllClaims(t *testing.T, db *store.DB) {
 	ctx := context.Background()
-	m := newMerchant(t, db, "Acme", base)
-	ep := newEndpoint(t, db, m, checkout.ModeTest, checkout.AllEvents)
-	var ds []*checkout.Delivery
-	for i := range 4 {
-		ds = append(ds, newDelivery(t, db, m, ep, base.Add(time.Duration(i)*time.Millisecond)))
-	}
+	ds := newDeliveries(t, db, 4)
 	now := base.Add(time.Second)
 	params := func(owner string, at time.Time, perEndpoint int) store.ClaimParams {
 		return store.ClaimParams{Owner: owner, Now: at, LeaseUntil: at.Add(time.Minute), Limit: 2, PerEndpoint: perEndpoint}
@@ -423,7 +426,7 @@ func testDeliveryRecordAllClaims(t *testing.T, db *store.DB) {
 		t.Fatalf("DeliveryRecordAll with a claim = %v, %v, %v; want both updated, then %v claimed", updated, ids(got), err, want)
 	}
 	for _, c := range got {
-		if c.Endpoint.ID != ep.ID || c.Event.ID != c.Delivery.EventID {
+		if c.Endpoint.ID != ds[0].EndpointID || c.Event.ID != c.Delivery.EventID {
 			t.Errorf("claim %s comes with endpoint %s, event %s", c.Delivery.ID, c.Endpoint.ID, c.Event.ID)
 		}
 	}
