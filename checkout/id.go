@@ -4,7 +4,7 @@ import (
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
-	"regexp"
+	"strings"
 	"time"
 )
 
@@ -17,11 +17,6 @@ const (
 	PrefixDelivery = "whd_"
 	PrefixAPIKey   = "key_"
 	PrefixRequest  = "req_"
-)
-
-var (
-	sessionIDPattern = regexp.MustCompile(`^cs_[0-9a-f]{32}([0-9a-f]{32})?$`)
-	storeIDPattern   = regexp.MustCompile(`^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$`)
 )
 
 // NewID returns prefix followed by the hex of n random bytes.
@@ -84,10 +79,42 @@ func NewStoreID() string {
 
 // ValidSessionID reports whether id has the shape of a checkout session id,
 // the legacy 32-hex form included.
-func ValidSessionID(id string) bool { return sessionIDPattern.MatchString(id) }
+// Every API request checks its path's ids: by hand, not by regular
+// expression, which took 1.5% of a retrieve's CPU.
+func ValidSessionID(id string) bool {
+	hex, ok := strings.CutPrefix(id, PrefixSession)
+	return ok && (len(hex) == 32 || len(hex) == 64) && lowerHex(hex)
+}
 
 // ValidStoreID reports whether id is a UUID in canonical lower-case form.
-func ValidStoreID(id string) bool { return storeIDPattern.MatchString(id) }
+func ValidStoreID(id string) bool {
+	if len(id) != 36 {
+		return false
+	}
+	for i := range len(id) {
+		switch i {
+		case 8, 13, 18, 23:
+			if id[i] != '-' {
+				return false
+			}
+		default:
+			if !lowerHex(id[i : i+1]) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// lowerHex reports whether s is made of lower-case hex digits only.
+func lowerHex(s string) bool {
+	for i := range len(s) {
+		if c := s[i]; (c < '0' || c > '9') && (c < 'a' || c > 'f') {
+			return false
+		}
+	}
+	return true
+}
 
 const base62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
 

@@ -374,3 +374,21 @@ func TestErrorHelpers(t *testing.T) {
 		t.Errorf("Internal(cause).Unwrap() is not the cause")
 	}
 }
+
+// The checks of path ids accept what their patterns accept, and only that.
+func FuzzValidIDs(f *testing.F) {
+	session := regexp.MustCompile(`^cs_[0-9a-f]{32}([0-9a-f]{32})?$`)
+	store := regexp.MustCompile(`^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$`)
+	for _, s := range []string{checkout.NewSessionID(), "cs_" + strings.Repeat("a", 32), checkout.NewStoreID(),
+		"3f1c9a2e-8b7d-4c1e-9f0a-1b2c3d4e5f6g", "3f1c9a2e-8b7d-4c1e-9f0a_1b2c3d4e5f60", "cs_" + strings.Repeat("0", 48), ""} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		if got, want := checkout.ValidSessionID(s), session.MatchString(s); got != want {
+			t.Errorf("ValidSessionID(%q) = %v; the pattern says %v", s, got, want)
+		}
+		if got, want := checkout.ValidStoreID(s), store.MatchString(s); got != want {
+			t.Errorf("ValidStoreID(%q) = %v; the pattern says %v", s, got, want)
+		}
+	})
+}
