@@ -146,6 +146,11 @@ func New(cfg Config) *App {
 		PerEndpoint: cfg.WebhookPerEndpoint,
 		Lease:       cfg.WebhookLease,
 	})
+	if cfg.Store != nil {
+		// A transaction that creates deliveries claims for this process's
+		// dispatcher (store.Claimer): a first attempt waits for no claim.
+		cfg.Store.SetClaimer(a.Dispatcher)
+	}
 	sc := service.Config{
 		Store: st, Now: cfg.Now, CacheNow: cfg.CacheNow, CheckoutBaseURL: cfg.CheckoutBaseURL, BaseURL: cfg.BaseURL, Logger: cfg.Logger,
 		URLs: guard, Notify: a.Dispatcher.Wake, Processors: cfg.Processors, SecretsKey: cfg.SecretsKey,

@@ -63,6 +63,8 @@ func newMetrics(o observed) *metrics.Registry {
 		counter, func() float64 { return o.dispatcher.Stats().AttemptSeconds })
 	r.Value("checkoutd_webhook_deliveries_failed_total", "Webhook deliveries whose last attempt (the 8th) failed in this process: no attempt follows.",
 		counter, func() float64 { return float64(o.dispatcher.Stats().DeliveriesFailed) })
+	r.Value("checkoutd_webhook_deliveries_handed_over_total", "Webhook deliveries claimed for this process's dispatcher by the transaction that created them (claim in create): their first attempt waited for no claim.",
+		counter, func() float64 { return float64(o.dispatcher.Stats().HandedOver) })
 	r.Value("checkoutd_webhook_attempts_in_flight", "Webhook attempts under way in this process.",
 		gauge, func() float64 { return float64(o.dispatcher.Stats().InFlight) })
 	r.Func("checkoutd_webhook_deliveries_pending", "Pending webhook deliveries in the database, every node's: due (attempt due or under way) and waiting (for a retry). The same on every node: aggregate with max, not sum. Absent when the database does not answer.",

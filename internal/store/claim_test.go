@@ -36,15 +36,7 @@ func claimNodesURL(t *testing.T, url string, now time.Time, n int) (a, b *store.
 	}
 	a, b = nodes[0], nodes[1]
 
-	m, err := checkout.NewMerchant(checkout.MerchantParams{Name: "Acme", Currency: "USD"}, now)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ep, err := checkout.NewEndpoint(checkout.EndpointParams{MerchantID: m.ID, Mode: checkout.ModeTest,
-		URL: "https://hooks.example.com/", Events: []string{checkout.AllEvents}}, now)
-	if err != nil {
-		t.Fatal(err)
-	}
+	m, ep := newMerchantEndpoint(t, now)
 	ev, err := checkout.NewEvent(checkout.EventCheckoutCreated, m.ID, checkout.ModeTest, map[string]string{"object": "checkout_session"}, now)
 	if err != nil {
 		t.Fatal(err)

@@ -106,6 +106,9 @@ type DB struct {
 	// claimHook, when set (by tests), runs in DeliveryClaim between
 	// reading the candidates and leasing them.
 	claimHook func()
+	// handoverHook, when set (by tests), fails a claim in create
+	// (handover.go) with its error.
+	handoverHook func() error
 	// purgeBatch, when set (by tests), replaces the constant purgeBatch;
 	// purgeHook, when set, runs after each batch a purge deletes, with no
 	// transaction open.
@@ -130,6 +133,15 @@ type DB struct {
 	// keysUsed holds, by API key id, the last use this process wrote
 	// (keysUsedApart).
 	keysUsed keyUses
+
+	// inserts keeps the texts of the combined inserts; combined counts
+	// their statements (deferred.go).
+	inserts  insertQueries
+	combined atomic.Int64
+
+	// claimer, when set, is claimed for by the transactions that insert
+	// deliveries (handover.go).
+	claimer atomic.Pointer[claimerHolder]
 }
 
 // OnClose has Close call fn first: what a dialect started beside the
@@ -288,6 +300,12 @@ type Tx struct {
 	// enabled holds EndpointListEnabled's lists, by store and mode, until
 	// a statement writes to the endpoints (exec).
 	enabled map[string][]*checkout.Endpoint
+	// deferred, in a batch without savepoints, holds the inserts to
+	// combine (deferred.go).
+	deferred *deferredInserts
+	// inserted counts the deliveries the transaction inserted: it claims
+	// for the dispatcher of this process when there are some (handover.go).
+	inserted int
 }
 
 var _ checkout.Tx = (*Tx)(nil)

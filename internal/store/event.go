@@ -11,7 +11,7 @@ import (
 
 // EventInsert stores an event.
 func (tx *Tx) EventInsert(ctx context.Context, e *checkout.Event) error {
-	_, err := tx.exec(ctx, `INSERT INTO events (id, store_id, mode, type, created_at, data) VALUES ($1, $2, $3, $4, $5, $6)`,
+	err := tx.insert(ctx, deferEvents, `INSERT INTO events (id, store_id, mode, type, created_at, data) VALUES `,
 		e.ID, e.MerchantID, string(e.Mode), e.Type, e.CreatedAt.Unix(), string(e.Object))
 	return tx.db.translate(err)
 }

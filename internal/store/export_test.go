@@ -117,6 +117,13 @@ func ClaimQueries(db *DB) []struct {
 } {
 	param := db.dialect.Param
 	lock := fmt.Sprintf(lockCandidatesQuery, param(1)+", "+param(2), db.dialect.SkipLocked)
+	// A record batch's update of the deliveries (deliveryUpdateAll).
+	var updateArgs []any
+	var records []AttemptRecord
+	for _, id := range []string{"whd_x", "whd_y", "whd_z"} {
+		records = append(records, AttemptRecord{Delivery: &checkout.Delivery{ID: id, Status: checkout.DeliverySucceeded}})
+	}
+	update := deliveryUpdateQuery(param, &updateArgs, records)
 	return []struct {
 		Indexes []string
 		Avoid   string
@@ -125,6 +132,7 @@ func ClaimQueries(db *DB) []struct {
 	}{
 		{[]string{"deliveries_pending_endpoint", "delivery_leases_endpoint", "delivery_leases_pkey|sqlite_autoindex_delivery_leases_1"}, "", db.claimCandidatesQuery(), []any{int64(1), 4, 32}},
 		{[]string{"deliveries_id_key|sqlite_autoindex_deliveries_1"}, "deliveries_pending_endpoint", lock, []any{"whd_x", "whd_y"}},
+		{[]string{"deliveries_id_key|sqlite_autoindex_deliveries_1"}, "deliveries_pending_endpoint", update, updateArgs},
 	}
 }
 
@@ -142,3 +150,10 @@ const MaxFacets = maxFacets
 // EndpointsKept reports whether tx keeps a list of enabled endpoints
 // (EndpointListEnabled).
 func EndpointsKept(tx checkout.Tx) bool { return tx.(*Tx).enabled != nil }
+
+// CombinedStatements counts the combined inserts db ran (deferred.go).
+func CombinedStatements(db *DB) int64 { return db.combined.Load() }
+
+// SetHandoverHook has each claim in create fail with fn's error, when not
+// nil (handover.go).
+func SetHandoverHook(db *DB, fn func() error) { db.handoverHook = fn }

@@ -38,6 +38,11 @@ import (
 // batch fell back; functions are written to be run again (the batch's
 // transaction is new, and they keep no state outside it).
 //
+// In a batch without savepoints, the inserts of sessions, events and
+// deliveries of all its functions are combined, a statement per table
+// (deferred.go): on PostgreSQL, creates went from about 4,000 a second to
+// 4,800 (bench, same machine, alternating builds).
+//
 // Nothing waits to fill a batch: a write waits only for the batch ahead of
 // it to commit, so a lone write costs what it did, and under load the batch
 // grows with the queue (up to MaxBatch). A write alone in its batch runs in
@@ -284,9 +289,15 @@ func (db *DB) runBatch(batch []*writeReq, savepoints bool) (results []writeResul
 	if err != nil {
 		return results, retry, false, db.translate(err)
 	}
-	defer sqlTx.Rollback() // after Commit it does nothing
 	tx := &Tx{db: db, tx: sqlTx, ctx: ctx}
+	if !savepoints {
+		tx.deferred = &deferredInserts{} // deferred.go
+	}
+	// Runs after the Rollback below (defers run last first): the
+	// transaction's connection must be back in the pool, or on SQLite,
+	// whose pool has the one write connection, it waits for itself.
 	defer func() { db.prepareMissed(ctx, tx.missed) }()
+	defer sqlTx.Rollback() // after Commit it does nothing
 	for i, r := range batch {
 		if savepoints {
 			if _, err := sqlTx.ExecContext(ctx, "SAVEPOINT w"); err != nil {
@@ -298,7 +309,7 @@ func (db *DB) runBatch(batch []*writeReq, savepoints bool) (results []writeResul
 			raw = r.fn(tx)
 			return db.translate(raw)
 		})
-		if results[i].err == nil && results[i].panic == nil {
+		if results[i].err == nil && results[i].panic == nil && !tx.flushFailed() {
 			continue
 		}
 		failed = true
@@ -316,7 +327,19 @@ func (db *DB) runBatch(batch []*writeReq, savepoints bool) (results []writeResul
 		// each ROLLBACK TO names the newest, and a released one would hold
 		// its subtransaction until the commit all the same.
 	}
-	return results, retry, failed, db.translate(sqlTx.Commit())
+	var h *handover
+	if !savepoints { // claim in create (handover.go); not when a write failed
+		if h, err = db.claimInTx(ctx, tx); err != nil {
+			return nil, nil, true, nil // run again with savepoints, without the claim
+		}
+	}
+	if tx.flush(ctx) != nil {
+		h.end(false)
+		return nil, nil, true, nil // the rows kept broke a constraint: run again with savepoints
+	}
+	err = db.translate(sqlTx.Commit())
+	h.end(err == nil)
+	return results, retry, failed, err
 }
 
 // runFn runs fn, catching a panic for the caller to raise again.
@@ -329,13 +352,28 @@ func runFn(fn func() error) (res writeResult) {
 	return writeResult{err: fn()}
 }
 
-// inTxAlone runs fn in a transaction of its own, with ctx.
+// inTxAlone runs fn in a transaction of its own, with ctx. It claims for
+// the dispatcher when fn inserted deliveries (handover.go); when that
+// claim fails, fn runs again in a transaction without it.
 func (db *DB) inTxAlone(ctx context.Context, fn func(checkout.Tx) error) error {
+	claimFailed, err := db.runAlone(ctx, fn, true)
+	if claimFailed {
+		_, err = db.runAlone(ctx, fn, false)
+	}
+	return err
+}
+
+// runAlone is inTxAlone's transaction, with the claim in create or not. It
+// reports whether the claim failed (then nothing was written).
+func (db *DB) runAlone(ctx context.Context, fn func(checkout.Tx) error, claim bool) (claimFailed bool, _ error) {
 	sqlTx, err := db.write.BeginTx(ctx, nil)
 	if err != nil {
-		return db.translate(err)
+		return false, db.translate(err)
 	}
-	tx := &Tx{db: db, tx: sqlTx}
+	// Its inserts are combined too (deferred.go): a create's deliveries, one
+	// per endpoint, in one statement. A combined statement's error is fn's,
+	// whatever fn made of it.
+	tx := &Tx{db: db, tx: sqlTx, deferred: &deferredInserts{}}
 	// Runs after the Rollback below (defers run last first): the
 	// transaction's connection must be back in the pool.
 	defer func() { db.prepareMissed(ctx, tx.missed) }()
@@ -344,9 +382,20 @@ func (db *DB) inTxAlone(ctx context.Context, fn func(checkout.Tx) error) error {
 	// after a recover upstream. After Commit it does nothing.
 	defer sqlTx.Rollback()
 	if err := fn(tx); err != nil {
-		return db.translate(err)
+		return false, db.translate(err)
 	}
-	return db.translate(sqlTx.Commit())
+	if err := tx.flush(ctx); err != nil {
+		return false, db.translate(err)
+	}
+	var h *handover
+	if claim {
+		if h, err = db.claimInTx(ctx, tx); err != nil {
+			return true, err
+		}
+	}
+	err = db.translate(sqlTx.Commit())
+	h.end(err == nil)
+	return false, err
 }
 
 // context returns the context a statement of tx runs with: the caller's,
@@ -360,6 +409,9 @@ func (tx *Tx) context(ctx context.Context) context.Context {
 
 // execRaw runs a statement the package builds at run time (not cached).
 func (tx *Tx) execRaw(ctx context.Context, query string, args ...any) (sql.Result, error) {
+	if err := tx.flush(ctx); err != nil {
+		return nil, err
+	}
 	tx.writes(query)
 	return tx.tx.ExecContext(tx.context(ctx), query, args...)
 }

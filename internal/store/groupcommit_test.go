@@ -346,3 +346,297 @@ func TestGroupCommitUrgentGoesFirst(t *testing.T) {
 		}
 	})
 }
+
+// combinedFixture is a store with an endpoint, and a write per session that
+// inserts it, its event and the event's delivery, as a create does.
+type combinedFixture struct {
+	m        *checkout.Merchant
+	ep       *checkout.Endpoint
+	sessions []*checkout.Session
+	events   []*checkout.Event
+}
+
+func newCombinedFixture(t *testing.T, db *store.DB, n int) *combinedFixture {
+	t.Helper()
+	ctx := context.Background()
+	m, ep := newMerchantEndpoint(t, time.Unix(1700000000, 0))
+	err := db.InTx(ctx, func(tx checkout.Tx) error {
+		if err := tx.MerchantInsert(ctx, m); err != nil {
+			return err
+		}
+		return tx.EndpointInsert(ctx, ep)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := &combinedFixture{m: m, ep: ep}
+	for range n {
+		f.add(t)
+	}
+	return f
+}
+
+// newMerchantEndpoint returns a store and an endpoint of its test mode that
+// takes every event, made at, not stored.
+func newMerchantEndpoint(t *testing.T, at time.Time) (*checkout.Merchant, *checkout.Endpoint) {
+	t.Helper()
+	m, err := checkout.NewMerchant(checkout.MerchantParams{Name: "Acme", Currency: "USD"}, at)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ep, err := checkout.NewEndpoint(checkout.EndpointParams{MerchantID: m.ID, Mode: checkout.ModeTest,
+		URL: "https://hooks.example.com/", Events: []string{checkout.AllEvents}}, at)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m, ep
+}
+
+// add makes one more session and its event.
+func (f *combinedFixture) add(t *testing.T) int {
+	t.Helper()
+	now := time.Unix(1700000000, 0)
+	s := &checkout.Session{ID: checkout.NewSessionID(), MerchantID: f.m.ID, Mode: checkout.ModeTest, Status: checkout.StatusOpen,
+		Title: "Order", Currency: "USD", Amount: 1500, TotalAmount: 1500, Items: []checkout.Item{{Name: "Sword", Amount: 1500, Quantity: 1}},
+		Metadata: map[string]string{}, CreatedAt: now, ExpiresAt: now.Add(time.Hour)}
+	e, err := checkout.NewEvent(checkout.EventCheckoutCreated, f.m.ID, checkout.ModeTest, map[string]string{"id": s.ID}, now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.sessions, f.events = append(f.sessions, s), append(f.events, e)
+	return len(f.sessions) - 1
+}
+
+// create is write i's work: the session, its event and its delivery.
+func (f *combinedFixture) create(ctx context.Context, tx checkout.Tx, i int) error {
+	if err := tx.SessionInsert(ctx, f.sessions[i]); err != nil {
+		return err
+	}
+	if err := tx.EventInsert(ctx, f.events[i]); err != nil {
+		return err
+	}
+	eps, err := tx.EndpointListEnabled(ctx, f.m.ID, checkout.ModeTest)
+	if err != nil {
+		return err
+	}
+	for _, ep := range eps {
+		if err := tx.DeliveryInsert(ctx, checkout.NewDelivery(f.events[i], ep, f.events[i].CreatedAt)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// committed tells whether session i, its event and its delivery are stored.
+func (f *combinedFixture) committed(t *testing.T, db *store.DB, i int) bool {
+	t.Helper()
+	ctx := context.Background()
+	_, serr := db.SessionGet(ctx, f.sessions[i].ID)
+	evs, err := db.EventList(ctx, checkout.EventListParams{MerchantID: f.m.ID, Mode: checkout.ModeTest, Limit: 1000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ds, err := db.DeliveryList(ctx, checkout.DeliveryListParams{EndpointID: f.ep.ID, Limit: 1000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	event := slices.ContainsFunc(evs, func(e *checkout.Event) bool { return e.ID == f.events[i].ID })
+	delivery := slices.ContainsFunc(ds, func(d *checkout.Delivery) bool { return d.EventID == f.events[i].ID })
+	if (serr == nil) != event || event != delivery {
+		t.Errorf("write %d half stored: session %v, event %v, delivery %v", i, serr, event, delivery)
+	}
+	return serr == nil
+}
+
+// A batch of creates writes its sessions, events and deliveries in a
+// statement per table, not one per row; a write that reads a table after
+// inserting into it reads its own row; the events keep the writes' order.
+func TestGroupCommitCombinesInserts(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		ctx := context.Background()
+		const n = 12
+		f := newCombinedFixture(t, db, n)
+		var order []string // the events in the order their writes ran
+		writes := make([]func(checkout.Tx) error, n)
+		for i := range writes {
+			writes[i] = func(tx checkout.Tx) error {
+				order = append(order, f.events[i].ID)
+				if err := f.create(ctx, tx, i); err != nil {
+					return err
+				}
+				if i == 0 { // reads its own session back, inside the batch
+					s, err := tx.SessionGetForUpdate(ctx, f.sessions[i].ID)
+					if err != nil {
+						return fmt.Errorf("read back: %w", err)
+					}
+					if s.ID != f.sessions[i].ID {
+						return fmt.Errorf("read back %s", s.ID)
+					}
+				}
+				return nil
+			}
+		}
+		before := store.CombinedStatements(db)
+		errs, _ := batched(t, db, writes, nil)
+		for i, err := range errs {
+			if err != nil {
+				t.Errorf("write %d: %v", i, err)
+			}
+			if !f.committed(t, db, i) {
+				t.Errorf("write %d not committed", i)
+			}
+		}
+		// Three tables, written at most twice each (before write 0's read,
+		// and at the commit): far fewer statements than the 36 rows.
+		if got := store.CombinedStatements(db) - before; got < 3 || got > 6 {
+			t.Errorf("%d combined statements for %d writes; want 3 to 6", got, n)
+		}
+		evs, err := db.EventList(ctx, checkout.EventListParams{MerchantID: f.m.ID, Mode: checkout.ModeTest, Limit: 100})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var stored []string
+		for _, e := range slices.Backward(evs) { // newest first: the last write's event first
+			stored = append(stored, e.ID)
+		}
+		if !slices.Equal(stored, order) {
+			t.Errorf("events stored in the order\n%v\nwant the writes' order\n%v", stored, order)
+		}
+
+		// A batch that inserts into one of the tables only.
+		writes = writes[:0]
+		for range 3 {
+			i := f.add(t)
+			writes = append(writes, func(tx checkout.Tx) error { return tx.SessionInsert(ctx, f.sessions[i]) })
+		}
+		before = store.CombinedStatements(db)
+		errs, _ = batched(t, db, writes, nil)
+		if slices.ContainsFunc(errs, func(err error) bool { return err != nil }) {
+			t.Errorf("sessions alone: %v", errs)
+		}
+		if got := store.CombinedStatements(db) - before; got != 1 {
+			t.Errorf("%d combined statements for 3 sessions; want 1", got)
+		}
+
+		// A write alone combines its own: three tables, three statements.
+		i := f.add(t)
+		before = store.CombinedStatements(db)
+		if err := db.InTx(ctx, func(tx checkout.Tx) error { return f.create(ctx, tx, i) }); err != nil {
+			t.Fatal(err)
+		}
+		if got := store.CombinedStatements(db) - before; got != 3 || !f.committed(t, db, i) {
+			t.Errorf("a write alone: %d combined statements, committed %v; want 3, committed", got, f.committed(t, db, i))
+		}
+	})
+}
+
+// A combined insert that breaks a constraint fails the write whose row
+// broke it, and only that write, whichever write's statement ran it: the
+// batch runs again with savepoints. A write that reads after it and drops
+// the read's error does not commit the batch without the other writes'
+// rows (on SQLite a failed statement rolls back alone and the transaction
+// goes on).
+func TestGroupCommitCombinedInsertFailsOnlyItsWrite(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		ctx := context.Background()
+		const n = 8
+		f := newCombinedFixture(t, db, n)
+		// Session 0 is stored first: write dup inserts it again.
+		if err := db.InTx(ctx, func(tx checkout.Tx) error { return f.create(ctx, tx, 0) }); err != nil {
+			t.Fatal(err)
+		}
+		dup := f.add(t)
+		f.sessions[dup] = f.sessions[0]
+		writes := make([]func(checkout.Tx) error, 0, n)
+		for i := 1; i < n; i++ {
+			writes = append(writes, func(tx checkout.Tx) error {
+				if err := f.create(ctx, tx, i); err != nil {
+					return err
+				}
+				if i%2 == 0 {
+					tx.SessionGetForUpdate(ctx, f.sessions[i].ID) // its error dropped
+				}
+				return nil
+			})
+		}
+		writes = append(writes, func(tx checkout.Tx) error { return f.create(ctx, tx, dup) })
+		before := db.Stats().Savepointed
+		errs, _ := batched(t, db, writes, nil)
+		for w, err := range errs[:len(errs)-1] {
+			i := w + 1
+			if err != nil {
+				t.Errorf("write %d: %v", i, err)
+			}
+			if !f.committed(t, db, i) {
+				t.Errorf("write %d answered %v but not committed", i, err)
+			}
+		}
+		if err := errs[len(errs)-1]; !checkout.IsCode(err, checkout.EConflict) {
+			t.Errorf("the write of a stored session = %v; want a conflict", err)
+		}
+		if evs, err := db.EventList(ctx, checkout.EventListParams{MerchantID: f.m.ID, Mode: checkout.ModeTest, Limit: 1000}); err != nil ||
+			slices.ContainsFunc(evs, func(e *checkout.Event) bool { return e.ID == f.events[dup].ID }) {
+			t.Errorf("the failing write's event stored (%v)", err)
+		}
+		if got := db.Stats().Savepointed - before; got != 1 {
+			t.Errorf("%d batches with savepoints; want 1", got)
+		}
+		// The next batch starts with savepoints, then combining returns.
+		writes = writes[:0]
+		for range 2 {
+			for range 3 {
+				i := f.add(t)
+				writes = append(writes, func(tx checkout.Tx) error { return f.create(ctx, tx, i) })
+			}
+			if errs, _ := batched(t, db, writes, nil); slices.ContainsFunc(errs, func(err error) bool { return err != nil }) {
+				t.Fatalf("later batch: %v", errs)
+			}
+			writes = writes[:0]
+		}
+		before = store.CombinedStatements(db)
+		for range 3 {
+			i := f.add(t)
+			writes = append(writes, func(tx checkout.Tx) error { return f.create(ctx, tx, i) })
+		}
+		batched(t, db, writes, nil)
+		if store.CombinedStatements(db) == before {
+			t.Error("no combined insert after a batch without failure")
+		}
+	})
+}
+
+// A write alone that breaks a constraint fails with the database's error,
+// even when it read after the insert and dropped the read's error, and
+// nothing of it is written.
+func TestCombinedInsertAloneFails(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		ctx := context.Background()
+		f := newCombinedFixture(t, db, 1)
+		if err := db.InTx(ctx, func(tx checkout.Tx) error { return f.create(ctx, tx, 0) }); err != nil {
+			t.Fatal(err)
+		}
+		for _, read := range []bool{false, true} {
+			dup := f.add(t)
+			f.sessions[dup] = f.sessions[0]
+			err := db.InTx(ctx, func(tx checkout.Tx) error {
+				if err := f.create(ctx, tx, dup); err != nil {
+					return err
+				}
+				if read {
+					tx.SessionGetForUpdate(ctx, f.sessions[0].ID) // its error dropped
+				}
+				return nil
+			})
+			if !checkout.IsCode(err, checkout.EConflict) {
+				t.Errorf("write of a stored session (read after: %v) = %v; want a conflict", read, err)
+			}
+			evs, err := db.EventList(ctx, checkout.EventListParams{MerchantID: f.m.ID, Mode: checkout.ModeTest, Limit: 1000})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if slices.ContainsFunc(evs, func(e *checkout.Event) bool { return e.ID == f.events[dup].ID }) {
+				t.Errorf("the failing write's event was stored (read after: %v)", read)
+			}
+		}
+	})
+}

@@ -19,15 +19,7 @@ func TestPurgeInBatches(t *testing.T) {
 		ctx := context.Background()
 		old := time.Unix(1_790_000_000, 0)
 		cut := old.Add(time.Hour)
-		m, err := checkout.NewMerchant(checkout.MerchantParams{Name: "Acme", Currency: "USD"}, old)
-		if err != nil {
-			t.Fatal(err)
-		}
-		ep, err := checkout.NewEndpoint(checkout.EndpointParams{MerchantID: m.ID, Mode: checkout.ModeTest,
-			URL: "https://hooks.example.com/", Events: []string{checkout.AllEvents}}, old)
-		if err != nil {
-			t.Fatal(err)
-		}
+		m, ep := newMerchantEndpoint(t, old)
 		const (
 			deliveries = 10 // finished, each with an event and an attempt
 			loneEvents = 2
@@ -35,7 +27,7 @@ func TestPurgeInBatches(t *testing.T) {
 			keys       = 6
 		)
 		var ds []*checkout.Delivery
-		err = db.InTx(ctx, func(tx checkout.Tx) error {
+		err := db.InTx(ctx, func(tx checkout.Tx) error {
 			if err := tx.MerchantInsert(ctx, m); err != nil {
 				return err
 			}

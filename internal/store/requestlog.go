@@ -92,24 +92,12 @@ func (db *DB) copyRequestLogs(ctx context.Context, logs []*checkout.RequestLog) 
 // requestLogInsert inserts logs, requestLogChunk rows a statement.
 func (tx *Tx) requestLogInsert(ctx context.Context, logs []*checkout.RequestLog) error {
 	for chunk := range slices.Chunk(logs, requestLogChunk) {
-		var q strings.Builder
-		q.WriteString(`INSERT INTO request_logs (` + requestLogColumns + `) VALUES `)
 		args := make([]any, 0, len(chunk)*12)
-		for i, l := range chunk {
-			if i > 0 {
-				q.WriteString(", ")
-			}
-			q.WriteString("(")
-			for j := range 12 {
-				if j > 0 {
-					q.WriteString(", ")
-				}
-				q.WriteString(tx.db.dialect.Param(len(args) + j + 1))
-			}
-			q.WriteString(")")
+		for _, l := range chunk {
 			args = append(args, requestLogRow(l)...)
 		}
-		if _, err := tx.execRaw(ctx, q.String(), args...); err != nil {
+		q := tx.db.insertQuery(`INSERT INTO request_logs (`+requestLogColumns+`) VALUES `, 12, len(chunk))
+		if _, err := tx.exec(ctx, q, args...); err != nil { // prepared once per number of rows
 			return err
 		}
 	}

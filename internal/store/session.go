@@ -74,8 +74,7 @@ func (tx *Tx) SessionInsert(ctx context.Context, s *checkout.Session) error {
 	if err != nil {
 		return err
 	}
-	_, err = tx.exec(ctx, `INSERT INTO sessions (`+sessionColumns+`)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22)`,
+	err = tx.insert(ctx, deferSessions, `INSERT INTO sessions (`+sessionColumns+`) VALUES `,
 		s.ID, s.MerchantID, string(s.Mode), string(s.Status), s.Title, s.Description, s.Currency,
 		s.Amount, s.DiscountAmount, s.TaxAmount, s.TotalAmount,
 		string(items), s.Customer.Email, s.Customer.Name, string(metadata), s.ReturnURL, s.CancelURL, s.PaymentID,

@@ -112,6 +112,9 @@ func (db *DB) prepareMissed(ctx context.Context, queries []string) {
 
 // exec runs a statement in the transaction.
 func (tx *Tx) exec(ctx context.Context, query string, args ...any) (sql.Result, error) {
+	if err := tx.flush(ctx); err != nil {
+		return nil, err
+	}
 	tx.writes(query)
 	if st := tx.stmt(ctx, query); st != nil {
 		return st.ExecContext(tx.context(ctx), args...)
@@ -129,6 +132,8 @@ func (tx *Tx) writes(query string) {
 
 // row runs a one-row query in the transaction.
 func (tx *Tx) row(ctx context.Context, query string, args ...any) *sql.Row {
+	// A failed flush fails the batch whatever the row holds (runBatch).
+	tx.flush(ctx)
 	if st := tx.stmt(ctx, query); st != nil {
 		return st.QueryRowContext(tx.context(ctx), args...)
 	}
@@ -137,6 +142,16 @@ func (tx *Tx) row(ctx context.Context, query string, args ...any) *sql.Row {
 
 // rows runs a query in the transaction.
 func (tx *Tx) rows(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
+	if err := tx.flush(ctx); err != nil {
+		return nil, err
+	}
+	return tx.rowsUnrelated(ctx, query, args...)
+}
+
+// rowsUnrelated is rows for a query that reads none of the tables whose
+// inserts are combined (deferred.go): it runs without writing the rows
+// kept first.
+func (tx *Tx) rowsUnrelated(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
 	if st := tx.stmt(ctx, query); st != nil {
 		return st.QueryContext(tx.context(ctx), args...)
 	}

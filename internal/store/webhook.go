@@ -182,7 +182,8 @@ func (tx *Tx) EndpointListEnabled(ctx context.Context, merchantID string, mode c
 	if eps, ok := tx.enabled[key]; ok {
 		return eps, nil
 	}
-	rows, err := tx.rows(ctx, `SELECT `+endpointColumns+` FROM endpoints WHERE store_id = $1 AND mode = $2 AND enabled = 1`+tx.db.dialect.ForShare,
+	// Endpoints are none of the tables whose inserts are combined.
+	rows, err := tx.rowsUnrelated(ctx, `SELECT `+endpointColumns+` FROM endpoints WHERE store_id = $1 AND mode = $2 AND enabled = 1`+tx.db.dialect.ForShare,
 		merchantID, string(mode))
 	if err != nil {
 		return nil, tx.db.translate(err)

@@ -74,6 +74,12 @@ type Dispatcher struct {
 	cfg    Config
 	node   string
 	claims atomic.Uint64
+	// handedOver counts the deliveries claimed for this dispatcher by the
+	// transactions that created them (Take).
+	handedOver atomic.Int64
+	// inFlight counts the workers making attempts: sem also holds the
+	// workers set aside for a claim under way.
+	inFlight atomic.Int64
 	// started counts the attempts begun, for RunOnce.
 	started atomic.Int64
 	wake    chan struct{}
@@ -96,6 +102,13 @@ type Dispatcher struct {
 	// closes and replaces queued, under recMu.
 	posting atomic.Int64
 	queued  chan struct{}
+
+	// runCtx is Run's context while it runs; accepting tells whether
+	// Reserve may set workers aside (Run has not begun to stop). Under
+	// runMu.
+	runMu     sync.Mutex
+	runCtx    context.Context
+	accepting bool
 }
 
 // pendingRecord is an attempt waiting to be stored. A worker that wants
@@ -124,6 +137,12 @@ type Stats struct {
 	DeliveriesFailed int64
 	// InFlight is how many attempts are under way now.
 	InFlight int
+	// HandedOver counts the deliveries claimed for this dispatcher by the
+	// transactions that created them (store.Claimer).
+	HandedOver int64
+	// Idle is how many workers are free now: neither making an attempt nor
+	// set aside for a claim under way.
+	Idle int
 }
 
 // Stats returns the dispatcher's counts.
@@ -133,7 +152,9 @@ func (d *Dispatcher) Stats() Stats {
 		AttemptsFailed:    d.counts.failed.Load(),
 		AttemptSeconds:    float64(d.counts.micros.Load()) / 1e6,
 		DeliveriesFailed:  d.counts.gaveUp.Load(),
-		InFlight:          len(d.sem),
+		InFlight:          int(d.inFlight.Load()),
+		HandedOver:        d.handedOver.Load(),
+		Idle:              cap(d.sem) - len(d.sem),
 	}
 }
 
@@ -180,7 +201,22 @@ func (d *Dispatcher) Wake() {
 func (d *Dispatcher) Run(ctx context.Context) {
 	tick := time.NewTicker(d.cfg.Poll)
 	defer tick.Stop()
+	d.runMu.Lock()
+	d.runCtx, d.accepting = ctx, true
+	d.runMu.Unlock()
+	// Deferred calls run last first: no more reservations, then the
+	// attempts (and reservations) under way end, then runCtx goes.
+	defer func() {
+		d.runMu.Lock()
+		d.runCtx = nil
+		d.runMu.Unlock()
+	}()
 	defer d.wg.Wait()
+	defer func() {
+		d.runMu.Lock()
+		d.accepting = false
+		d.runMu.Unlock()
+	}()
 	for {
 		if free := cap(d.sem) - len(d.sem); free > 0 {
 			n, err := d.dispatch(ctx, free)
@@ -255,25 +291,61 @@ func (d *Dispatcher) newOwner() string {
 
 // dispatch claims up to limit due deliveries and starts their attempts.
 func (d *Dispatcher) dispatch(ctx context.Context, limit int) (int, error) {
+	n := d.reserve(limit)
+	if n == 0 {
+		return 0, nil
+	}
 	owner := d.newOwner()
 	now := d.cfg.Now()
 	claims, err := d.cfg.Store.DeliveryClaim(ctx, store.ClaimParams{
 		Owner:       owner,
 		Now:         now,
 		LeaseUntil:  now.Add(d.cfg.Lease),
-		Limit:       limit,
+		Limit:       n,
 		PerEndpoint: d.cfg.PerEndpoint,
 	})
 	if err != nil {
+		d.unreserve(n)
 		return 0, err
 	}
+	d.start(ctx, owner, claims)
+	d.unreserve(n - len(claims))
+	return len(claims), nil
+}
+
+// reserve sets aside up to n free workers, without waiting, and returns
+// how many.
+func (d *Dispatcher) reserve(n int) int {
+	for i := range n {
+		select {
+		case d.sem <- struct{}{}:
+		default:
+			return i
+		}
+	}
+	return n
+}
+
+// unreserve frees n workers set aside and not used. Unlike an attempt's
+// end, it does not signal freed: the claim that set them aside found
+// nothing more for them, and Run would claim again at once, for ever.
+func (d *Dispatcher) unreserve(n int) {
+	for range n {
+		<-d.sem
+	}
+}
+
+// start runs the attempts of claims, leased to owner, each on a worker
+// reserved for it.
+func (d *Dispatcher) start(ctx context.Context, owner string, claims []*store.Claim) {
 	d.posting.Add(int64(len(claims)))
 	for _, c := range claims {
-		d.sem <- struct{}{}
 		d.wg.Add(1)
+		d.inFlight.Add(1)
 		go func() {
 			defer d.wg.Done()
 			defer func() {
+				d.inFlight.Add(-1)
 				<-d.sem
 				select {
 				case d.freed <- struct{}{}:
@@ -283,8 +355,40 @@ func (d *Dispatcher) dispatch(ctx context.Context, limit int) (int, error) {
 			d.work(ctx, owner, c)
 		}()
 	}
-	return len(claims), nil
 }
+
+// Reserve is store.Claimer's: a transaction that inserts deliveries claims
+// for up to max of the free workers, which stay set aside until its Take.
+// None while Run is not running.
+func (d *Dispatcher) Reserve(max int) store.ClaimParams {
+	d.runMu.Lock()
+	defer d.runMu.Unlock()
+	if !d.accepting || d.runCtx.Err() != nil {
+		return store.ClaimParams{}
+	}
+	n := d.reserve(max)
+	if n == 0 {
+		return store.ClaimParams{}
+	}
+	d.wg.Add(1) // Run waits for the Take
+	now := d.cfg.Now()
+	return store.ClaimParams{Owner: d.newOwner(), Now: now, LeaseUntil: now.Add(d.cfg.Lease), Limit: n, PerEndpoint: d.cfg.PerEndpoint}
+}
+
+// Take is store.Claimer's: it starts the attempts of the claims a
+// transaction made for p, once committed, and frees the workers they do
+// not use.
+func (d *Dispatcher) Take(p store.ClaimParams, claims []*store.Claim) {
+	defer d.wg.Done()
+	d.runMu.Lock()
+	ctx := d.runCtx // still set: Run waits for this Take
+	d.runMu.Unlock()
+	d.handedOver.Add(int64(len(claims)))
+	d.start(ctx, p.Owner, claims)
+	d.unreserve(p.Limit - len(claims))
+}
+
+var _ store.Claimer = (*Dispatcher)(nil)
 
 // work makes the attempt of claim c, leased to owner, and then of each
 // delivery that the transaction recording the one before claimed for it

@@ -1089,16 +1089,17 @@ func TestOneFailingRecordCostsOthersNothing(t *testing.T) {
 	})
 }
 
-// countingStore counts the deliveries claimed by DeliveryClaim and those
-// claimed by DeliveryRecordAll (claim in record).
+// countingStore counts the calls of DeliveryClaim, the deliveries they
+// claimed and those claimed by DeliveryRecordAll (claim in record).
 type countingStore struct {
 	webhook.Queue
-	claimed, claimedInRecord atomic.Int64
+	calls, claimed, claimedInRecord atomic.Int64
 }
 
 func (s *countingStore) DeliveryClaim(ctx context.Context, p store.ClaimParams) ([]*store.Claim, error) {
 	cs, err := s.Queue.DeliveryClaim(ctx, p)
 	s.claimed.Add(int64(len(cs)))
+	s.calls.Add(1)
 	return cs, err
 }
 
@@ -1185,6 +1186,55 @@ func TestStoppingDispatcherClaimsNoMore(t *testing.T) {
 			if dl.Status != checkout.DeliverySucceeded || dl.Attempts != 1 {
 				t.Errorf("delivery %s: %s, %d attempts; want succeeded once", dl.ID, dl.Status, dl.Attempts)
 			}
+		}
+	})
+}
+
+// A running dispatcher gets a new event's delivery from the transaction
+// that created it (claim in create): the attempt starts with no claim of
+// its own, and no wake-up (the dispatcher polls once an hour and nothing
+// wakes it). It is sent once and recorded.
+func TestNewDeliveryIsHandedToTheDispatcher(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		e := newEnv(t, db, envOptions{poll: time.Hour})
+		r := e.net.Receiver(t, "hooks.example.com")
+		ep := e.endpoint(r, checkout.ModeTest)
+		st := &countingStore{Queue: db}
+		d := webhook.New(webhook.Config{
+			Store: st, Now: e.clock.Now, Poll: time.Hour,
+			Client: webhook.NewClient(webhook.ClientConfig{Guard: e.guard, RootCAs: e.net.RootCAs(), Dial: e.net.Dial}),
+		})
+		db.SetClaimer(d)
+		defer db.SetClaimer(nil)
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan struct{})
+		go func() { d.Run(ctx); close(done) }()
+		defer func() { cancel(); <-done }()
+		// Running: its first claim (nothing due) is made, and its workers
+		// are free again (a claim sets them aside while it runs).
+		deadline := time.Now().Add(guard)
+		for st.calls.Load() == 0 || d.Stats().Idle != 32 {
+			if time.Now().After(deadline) {
+				t.Fatal("the dispatcher made no claim")
+			}
+			time.Sleep(time.Millisecond) // waiting for a condition, not for time
+		}
+		calls := st.calls.Load()
+		e.createSession(checkout.ModeTest) // wakes e.disp, which is not running
+		if _, ok := r.Next(guard); !ok {
+			t.Fatal("the event was not delivered")
+		}
+		cancel()
+		<-done
+		if got := d.Stats().HandedOver; got != 1 {
+			t.Errorf("handed over %d; want 1", got)
+		}
+		if n, claimed := st.calls.Load()-calls, st.claimed.Load(); n != 0 || claimed != 0 {
+			t.Errorf("the dispatcher claimed %d times (%d deliveries) after the event; want none", n, claimed)
+		}
+		ds := e.deliveries(ep)
+		if len(ds) != 1 || ds[0].Status != checkout.DeliverySucceeded || ds[0].Attempts != 1 || len(r.Requests()) != 1 {
+			t.Errorf("deliveries %+v, %d requests; want one, succeeded at its first attempt, sent once", ds, len(r.Requests()))
 		}
 	})
 }

@@ -21,8 +21,8 @@ func TestDispatcherStats(t *testing.T) {
 		down.SetHandler(func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(503) })
 		e.endpoint(ok, checkout.ModeTest)
 		e.endpoint(down, checkout.ModeTest)
-		if got := e.disp.Stats(); got != (webhook.Stats{}) {
-			t.Errorf("Stats before any attempt = %+v; want zero", got)
+		if got := e.disp.Stats(); got != (webhook.Stats{Idle: 32}) {
+			t.Errorf("Stats before any attempt = %+v; want zero, every worker idle", got)
 		}
 		e.createSession(checkout.ModeTest)
 		if n := e.runOnce(); n != 2 {

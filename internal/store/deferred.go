@@ -1,0 +1,158 @@
+package store
+
+import (
+	"context"
+	"slices"
+	"strings"
+	"sync"
+)
+
+// Combined inserts: in a batch that runs without savepoints (groupcommit.go),
+// the inserts of sessions, events and deliveries are not run one at a time.
+// Each is kept on the transaction, and they run as one INSERT of many rows
+// per table when the transaction next runs a statement of any other kind,
+// and before it commits. A batch of 16 creates then writes its sessions in
+// one statement and its events in another, instead of 32: on PostgreSQL a
+// round trip each, and the server's work of a statement each; on SQLite the
+// work of a statement each on the one write connection.
+//
+// Nothing a function sees changes: every other statement of the transaction
+// runs after the rows kept so far are written, so a read finds what was
+// inserted before it. The rows are written table by table in the order of
+// deferredTables, sessions first and deliveries last, so that a row is
+// written after the rows it refers to (deliveries refer to events); within a
+// table they keep the order of their inserts, so events keep theirs (seq).
+//
+// What changes is when an insert's error is seen: at the combined statement,
+// which holds other functions' rows, and which may run inside another
+// function's statement. So an error there never reaches a function as its
+// own: the transaction notes it, every statement after it fails, and the
+// batch runs again from the start with a savepoint per function and no
+// combining (the path of a batch with a failing write), where each insert
+// fails alone, in its own function, as it would have.
+//
+// A write alone combines its inserts too (a create's deliveries, one per
+// endpoint, are one statement); there a combined statement's error is the
+// write's. A batch with savepoints runs every insert when it is called.
+
+// deferredTable is the rank of a table whose inserts are combined.
+type deferredTable int
+
+const (
+	deferSessions deferredTable = iota
+	deferEvents
+	deferDeliveries
+	numDeferred
+)
+
+// deferredChunk bounds the rows of one combined statement: 64 deliveries
+// are 896 parameters, far below SQLite's limit of 32,766 (and PostgreSQL's
+// 65,535), and the statements' texts, prepared and cached, are at most 64
+// per table.
+const deferredChunk = 64
+
+// deferred holds the rows kept for one table.
+type deferred struct {
+	head  string // "INSERT INTO t (columns) VALUES "
+	ncols int
+	args  []any
+}
+
+// deferredInserts is a transaction's rows kept, by table.
+type deferredInserts struct {
+	tables [numDeferred]deferred
+	rows   int
+	err    error // the first combined statement's failure
+}
+
+// insert runs an INSERT of one row into the table of rank t, whose text up
+// to VALUES is head, or keeps it for a combined statement (above).
+func (tx *Tx) insert(ctx context.Context, t deferredTable, head string, args ...any) error {
+	if tx.deferred == nil {
+		_, err := tx.exec(ctx, tx.db.insertQuery(head, len(args), 1), args...)
+		return err
+	}
+	if err := tx.deferred.err; err != nil {
+		return err
+	}
+	d := &tx.deferred.tables[t]
+	d.head, d.ncols = head, len(args)
+	d.args = append(d.args, args...)
+	tx.deferred.rows++
+	return nil
+}
+
+// flush writes the rows kept, if any. Its error stays with the transaction
+// (deferredInserts.err): the batch runs again with savepoints.
+func (tx *Tx) flush(ctx context.Context) error {
+	p := tx.deferred
+	if p == nil {
+		return nil
+	}
+	if p.rows == 0 || p.err != nil {
+		return p.err
+	}
+	p.rows = 0 // before exec, which flushes first: nothing then
+	for i := range p.tables {
+		d := &p.tables[i]
+		if len(d.args) == 0 {
+			continue
+		}
+		for chunk := range slices.Chunk(d.args, deferredChunk*d.ncols) {
+			if _, err := tx.exec(ctx, tx.db.insertQuery(d.head, d.ncols, len(chunk)/d.ncols), chunk...); err != nil {
+				p.err = err
+				return err
+			}
+			tx.db.combined.Add(1)
+		}
+		clear(d.args) // the values go with the statement
+		d.args = d.args[:0]
+	}
+	return nil
+}
+
+// flushFailed tells whether a combined statement of tx failed.
+func (tx *Tx) flushFailed() bool { return tx.deferred != nil && tx.deferred.err != nil }
+
+// insertKey names the text of an INSERT of rows rows.
+type insertKey struct {
+	head string
+	rows int
+}
+
+// insertQueries keeps the texts insertQuery built, by dialect: a text per
+// table and number of rows.
+type insertQueries struct {
+	mu sync.Mutex
+	m  map[insertKey]string
+}
+
+// insertQuery returns head followed by rows tuples of ncols parameters.
+func (db *DB) insertQuery(head string, ncols, rows int) string {
+	k := insertKey{head, rows}
+	db.inserts.mu.Lock()
+	defer db.inserts.mu.Unlock()
+	if q, ok := db.inserts.m[k]; ok {
+		return q
+	}
+	var b strings.Builder
+	b.WriteString(head)
+	for r := range rows {
+		if r > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteByte('(')
+		for c := range ncols {
+			if c > 0 {
+				b.WriteString(", ")
+			}
+			b.WriteString(db.dialect.Param(r*ncols + c + 1))
+		}
+		b.WriteByte(')')
+	}
+	if db.inserts.m == nil {
+		db.inserts.m = map[insertKey]string{}
+	}
+	db.inserts.m[k] = b.String()
+	return db.inserts.m[k]
+}
