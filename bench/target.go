@@ -14,6 +14,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	_ "github.com/jackc/pgx/v5/stdlib" // the "pgx" driver of the admin connection
@@ -76,6 +77,8 @@ type target struct {
 	svc  *service.Service
 	key  *checkout.APIKey
 	disp *dispatcherLoop
+	// handed notes when each session's delivery was handed over.
+	handed *handedClaimer
 	// size reports the database's size on disk in bytes.
 	size func(ctx context.Context) (int64, error)
 	// rawOpen opens a pool of the bench's own on the database, for bulk
@@ -376,6 +379,11 @@ func (t *target) startCheckoutd(ctx context.Context, cfg *config, db *store.DB, 
 	// The bench starts and stops the dispatcher itself, around the webhook
 	// rows; the background jobs run as serve runs them.
 	t.disp = &dispatcherLoop{d: a.Dispatcher}
+	// The first-attempt rows measure from the commit; a delivery handed to
+	// the dispatcher by its transaction (claim in create) may arrive
+	// before the create returns, so its commit's time is taken here.
+	t.handed = &handedClaimer{Claimer: a.Dispatcher}
+	db.SetClaimer(t.handed)
 	t.disp.start()
 	t.onClose(func() error { t.disp.stop(); return nil })
 	svc := a.Service
@@ -427,4 +435,35 @@ func (t *target) retrieveRequest(ctx context.Context, id string) (*http.Request,
 	}
 	req.Header.Set("Authorization", "Bearer "+t.secret)
 	return req, nil
+}
+
+// handedClaimer is the dispatcher as the store's Claimer, noting the time
+// each session's delivery was handed to it: the time its transaction
+// committed.
+type handedClaimer struct {
+	store.Claimer
+	at sync.Map // session id: time.Time
+}
+
+func (h *handedClaimer) Take(p store.ClaimParams, claims []*store.Claim) {
+	now := time.Now()
+	for _, c := range claims {
+		var s struct {
+			ID string `json:"id"`
+		}
+		if json.Unmarshal(c.Event.Object, &s) == nil {
+			h.at.Store(s.ID, now)
+		}
+	}
+	h.Claimer.Take(p, claims)
+}
+
+// committed returns the time the transaction of session id handed its
+// delivery over, if it did.
+func (h *handedClaimer) committed(id string) (time.Time, bool) {
+	v, ok := h.at.LoadAndDelete(id)
+	if !ok {
+		return time.Time{}, false
+	}
+	return v.(time.Time), true
 }

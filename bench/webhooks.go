@@ -471,13 +471,19 @@ func firstAttempt(ctx context.Context, cfg *config, t *target) (*hookRow, error)
 		}
 		// The service wakes the dispatcher after the commit and before it
 		// returns; the commit is over by the time this is read, so the
-		// latency measured is at most the real one plus the return.
+		// latency measured is at most the real one plus the return. A
+		// delivery handed over by its transaction (claim in create) may
+		// be sent before the return: then its commit's time is the
+		// handover's.
 		committed := time.Now()
 		var s struct {
 			ID string `json:"id"`
 		}
 		if err := json.Unmarshal(res.Data, &s); err != nil {
 			return nil, err
+		}
+		if at, ok := t.handed.committed(s.ID); ok && at.Before(committed) {
+			committed = at
 		}
 		created = append(created, sent{id: s.ID, committed: committed, measured: !now.Before(from)})
 	}
