@@ -17,9 +17,10 @@ import (
 // SQLite. It checks what was measured, never how fast.
 func TestRun(t *testing.T) {
 	var stdout, stderr bytes.Buffer
-	args := []string{"-only", "bare,sqlite", "-duration", "100ms", "-warmup", "0s", "-concurrency", "2", "-pool", "5", "-dir", t.TempDir(), "-json",
+	dir := t.TempDir()
+	args := []string{"-only", "bare,sqlite", "-duration", "100ms", "-warmup", "0s", "-concurrency", "2", "-pool", "5", "-dir", dir, "-json",
 		"-endpoints", "2", "-backlog", "10", "-event-rate", "100", "-scale", "30,20", "-deliveries", "400", "-lists", "2000",
-		"-claim-history", "1000"}
+		"-claim-history", "1000", "-cpuprofile", filepath.Join(dir, "cpu.prof"), "-profile-row", "deliver"}
 	if err := run(context.Background(), args, func(string) string { return "" }, &stdout, &stderr); err != nil {
 		t.Fatalf("run(%q) = %v; stdout:\n%s\nstderr:\n%s", args, err, &stdout, &stderr)
 	}
@@ -30,9 +31,18 @@ func TestRun(t *testing.T) {
 		Deliveries []deliveryRow `json:"delivery_lists"`
 		Lists      []listRow     `json:"lists"`
 		Purges     []purgeRow    `json:"purges"`
+		Setup      []string      `json:"setup"`
 	}
 	if err := json.Unmarshal(stdout.Bytes(), &rep); err != nil {
 		t.Fatalf("decode the JSON report: %v\n%s", err, &stdout)
+	}
+	// -profile-row deliver profiles the drain alone, in a file of its own.
+	if fi, err := os.Stat(filepath.Join(dir, "cpu-sqlite-deliver.prof")); err != nil || fi.Size() == 0 {
+		t.Errorf("the drain's profile: %v", err)
+	}
+	// The collector is set as serve sets it, and the report says so.
+	if !slices.ContainsFunc(rep.Setup, func(s string) bool { return strings.Contains(s, "heap floor of 32 MiB") }) {
+		t.Errorf("setup = %q; want a line on the collector's heap floor", rep.Setup)
 	}
 	var got []string
 	for _, r := range rep.Rows {

@@ -40,6 +40,7 @@ import (
 	"time"
 
 	"github.com/checkoutd/checkoutd/checkout"
+	"github.com/checkoutd/checkoutd/internal/gcfloor"
 )
 
 func main() {
@@ -75,6 +76,8 @@ type config struct {
 	dir        string
 	json       bool
 	cpuProfile string
+	// collector says how the garbage collector is set (collectorNote).
+	collector string
 	// profileRow, when set, limits the CPU profile to the rows of that
 	// operation (create or retrieve), one file per target (profileFile).
 	profileRow string
@@ -118,7 +121,7 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (*
 	fs.StringVar(&c.dir, "dir", os.TempDir(), "directory of the temporary SQLite file (put it on the disk production would use)")
 	fs.BoolVar(&c.json, "json", false, "print JSON instead of a table")
 	fs.StringVar(&c.cpuProfile, "cpuprofile", "", "write a CPU profile of the whole run, client included, to this file")
-	fs.StringVar(&c.profileRow, "profile-row", "", "with -cpuprofile: profile only the create or the retrieve rows, one file per target (cpu.prof: cpu-sqlite-create.prof)")
+	fs.StringVar(&c.profileRow, "profile-row", "", "with -cpuprofile: profile only the create, the retrieve or the deliver (drain) rows, one file per target (cpu.prof: cpu-sqlite-create.prof)")
 	fs.BoolVar(&c.webhooks, "webhooks", true, "measure webhook deliveries too")
 	fs.IntVar(&c.endpoints, "endpoints", 8, "webhook endpoints of the drain row; each session's event goes to every one")
 	fs.IntVar(&c.backlog, "backlog", 2000, "sessions whose events the drain row queues before it starts the dispatcher")
@@ -166,8 +169,8 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (*
 	if c.lists < 0 || c.lists > 0 && c.lists < 1000 {
 		return nil, errors.New("-lists must be 0 (no lists rows) or at least 1000 rows")
 	}
-	if c.profileRow != "" && (c.profileRow != "create" && c.profileRow != "retrieve" || c.cpuProfile == "") {
-		return nil, errors.New("-profile-row must be create or retrieve, with -cpuprofile")
+	if c.profileRow != "" && (!slices.Contains([]string{"create", "retrieve", "deliver"}, c.profileRow) || c.cpuProfile == "") {
+		return nil, errors.New("-profile-row must be create, retrieve or deliver, with -cpuprofile")
 	}
 	if c.duration <= 0 || c.warmup < 0 || c.concurrency < 1 || c.pool < 1 {
 		return nil, errors.New("-duration and -pool must be positive, -concurrency at least 1 and -warmup not negative")
@@ -182,6 +185,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	if err != nil {
 		return err
 	}
+	// The collector as serve sets it: one process holds every target.
+	defer gcfloor.Start(getenv, gcfloor.DefaultFloor)()
+	cfg.collector = collectorNote(getenv)
 	if cfg.cpuProfile != "" && cfg.profileRow == "" {
 		f, err := os.Create(cfg.cpuProfile)
 		if err != nil {
@@ -355,4 +361,13 @@ func measure(ctx context.Context, cfg *config, t *target, record func(op string,
 	}
 	record("retrieve", res)
 	return nil
+}
+
+// collectorNote describes the garbage collector's setting for the report:
+// the operator's GOGC or GOMEMLIMIT, or the floor serve sets.
+func collectorNote(getenv func(string) string) string {
+	if gogc, limit := getenv("GOGC"), getenv("GOMEMLIMIT"); gogc != "" || limit != "" {
+		return fmt.Sprintf("garbage collector as the environment sets it: GOGC=%q GOMEMLIMIT=%q", gogc, limit)
+	}
+	return fmt.Sprintf("garbage collector as serve sets it: a heap floor of %d MiB (internal/gcfloor)", gcfloor.DefaultFloor>>20)
 }

@@ -109,6 +109,7 @@ func newReport(cfg *config) *report {
 		"checkoutd as serve wires it: server.New, request logs on, access log formatted (then discarded), " +
 			"background jobs on, rate limiter on at 1e9/s per key so it never refuses (the default 100/s would cap this one key)",
 		loadAverage(),
+		cfg.collector,
 		fmt.Sprintf("retrieve reads a pool of %d sessions created through the API before the row", cfg.pool),
 	}}
 }

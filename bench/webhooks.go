@@ -367,6 +367,11 @@ func measureDrain(ctx context.Context, cfg *config, t *target, rep *report) erro
 	}
 	want := cfg.backlog * cfg.endpoints
 	cfg.receiver.reset()
+	stop, err := profileRow(cfg, t.name, "deliver")
+	if err != nil {
+		t.disp.start()
+		return err
+	}
 	start := time.Now()
 	t.disp.start()
 	deadline := start.Add(5 * time.Minute)
@@ -377,6 +382,7 @@ func measureDrain(ctx context.Context, cfg *config, t *target, rep *report) erro
 		time.Sleep(time.Millisecond)
 	}
 	took := time.Since(start)
+	stop()
 	// Let the last attempts be recorded, then check that none is left.
 	pending := checkout.PendingDeliveries{}
 	for range 5000 {

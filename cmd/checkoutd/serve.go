@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/checkoutd/checkoutd/internal/app"
+	"github.com/checkoutd/checkoutd/internal/gcfloor"
 	"github.com/checkoutd/checkoutd/internal/pay"
 	"github.com/checkoutd/checkoutd/internal/seal"
 	"github.com/checkoutd/checkoutd/internal/server"
@@ -157,6 +158,9 @@ func serveCmd(ctx context.Context, e env, args []string) error {
 	if err != nil {
 		return err
 	}
+	// The collector's heap floor (docs/operations.md), unless the
+	// operator set GOGC or GOMEMLIMIT.
+	defer gcfloor.Start(e.getenv, gcfloor.DefaultFloor)()
 	fresh := cfg.db.newSQLite()
 	st, desc, err := cfg.db.open(ctx)
 	if err != nil {
