@@ -3,7 +3,6 @@ package webhook
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -545,7 +544,7 @@ func (d *Dispatcher) store(batch []*pendingRecord) {
 // secret and, while a roll's overlap lasts at now, its previous one too
 // (one v1= each, the current first).
 func Send(client *http.Client, c *store.Claim, now time.Time) *checkout.Attempt {
-	body, err := json.Marshal(c.Event)
+	body, err := c.Event.Payload()
 	if err != nil {
 		return &checkout.Attempt{DeliveryID: c.Delivery.ID, Number: c.Delivery.Attempts + 1, StartedAt: now, Error: "encode event: " + err.Error()}
 	}
