@@ -27,7 +27,7 @@ import (
 // DefaultFloor is the heap a server may grow to between collections while
 // its live heap is small: 32 MiB. Measured with the benchmark program
 // (bench/README.md), against GOGC=100: SQLite retrieves and creates 5 to
-// 25% faster, for up to about 30 MB more resident memory. 64 MiB did no
+// 25% faster, for about 8 MB more at the peak of resident memory. 64 MiB did no
 // better.
 const DefaultFloor = 32 << 20
 
