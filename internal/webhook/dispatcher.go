@@ -474,8 +474,11 @@ func (d *Dispatcher) recordLoop() {
 }
 
 // recordGather bounds how long a batch of records waits for the attempts
-// still under way.
-const recordGather = time.Millisecond
+// still under way. 2 ms, not 1: bigger batches, fewer transactions taking
+// turns for the claim lock; PostgreSQL's drain of 16,000 went from 3,840 to
+// 4,190 a second (means of ten alternating runs of the bench), SQLite's did
+// not change. A first attempt does not wait for it: its record does.
+const recordGather = 2 * time.Millisecond
 
 // gatherRecords waits up to recordGather for the attempts under way (not
 // in a batch being written) to end and queue their records, so that they
