@@ -79,7 +79,8 @@ type config struct {
 	// collector says how the garbage collector is set (collectorNote).
 	collector string
 	// profileRow, when set, limits the CPU profile to the rows of that
-	// operation (create or retrieve), one file per target (profileFile).
+	// operation (create, retrieve or deliver: the drain), one file per
+	// target (profileFile).
 	profileRow string
 
 	// The webhook rows: -webhooks, -endpoints, -backlog, -event-rate.

@@ -21,7 +21,6 @@ import (
 	"runtime/debug"
 	"runtime/metrics"
 	"sync"
-	"sync/atomic"
 )
 
 // DefaultFloor is the heap a server may grow to between collections while
@@ -56,7 +55,7 @@ func Percent(live, floor uint64) int {
 // tuner sets the collector's percent after every cycle.
 type tuner struct {
 	floor   uint64
-	stopped atomic.Bool
+	stopped bool // under mu
 	sample  []metrics.Sample
 	percent int
 }
@@ -76,7 +75,7 @@ func (t *tuner) arm() {
 		// Under mu, so that no adjustment follows a stop's restore.
 		mu.Lock()
 		defer mu.Unlock()
-		if t.stopped.Load() {
+		if t.stopped {
 			return
 		}
 		t.adjust()
@@ -130,7 +129,7 @@ func Start(getenv func(string) string, floor uint64) (stop func()) {
 			mu.Lock()
 			defer mu.Unlock()
 			if users--; users == 0 {
-				running.stopped.Store(true)
+				running.stopped = true
 				running = nil
 				debug.SetGCPercent(before)
 			}
