@@ -307,6 +307,26 @@ func (db *DB) DeliveryClaim(ctx context.Context, p ClaimParams) ([]*Claim, error
 	return claims, err
 }
 
+// DeliveryClaimable reports whether a claim at now, with perEndpoint the
+// endpoints' cap, would find a delivery to lease: the claim's own query of
+// candidates (candidatesQuery), read on the read pool, without the claims'
+// lock nor a transaction of the writer's. The dispatcher asks it before it
+// claims, so that a wake-up with nothing due costs a read and sets aside
+// none of its free workers (see webhook.Dispatcher.Run). It is a hint: a
+// claim running meanwhile may lease what it found.
+func (db *DB) DeliveryClaimable(ctx context.Context, now time.Time, perEndpoint int) (bool, error) {
+	rows, err := db.readRows(ctx, db.claimCandidatesQuery(), now.UnixMilli(), perEndpoint, 1)
+	if err != nil {
+		return false, db.translate(err)
+	}
+	defer rows.Close()
+	found := rows.Next()
+	if err := rows.Err(); err != nil {
+		return false, db.translate(err)
+	}
+	return found, db.translate(rows.Close())
+}
+
 // claim is DeliveryClaim's work, in tx. It takes the dialect's ClaimLock
 // first: without it, two claims running at once would each count the
 // leases committed before it and not the other's, and could together lease

@@ -32,6 +32,9 @@ type Queue interface {
 	// DeliveryClaim leases due deliveries to p.Owner and returns them with
 	// the endpoint as it is now and the event.
 	DeliveryClaim(ctx context.Context, p store.ClaimParams) ([]*store.Claim, error)
+	// DeliveryClaimable reports whether a claim at now would find a
+	// delivery to lease, with a read that sets nothing aside.
+	DeliveryClaimable(ctx context.Context, now time.Time, perEndpoint int) (bool, error)
 	// DeliveryRecord stores a finished attempt and, when owner still holds
 	// the lease and the delivery is still pending, the delivery's new state
 	// (d after Record). It reports whether the delivery was updated. A
@@ -216,16 +219,24 @@ func (d *Dispatcher) Run(ctx context.Context) {
 		d.accepting = false
 		d.runMu.Unlock()
 	}()
+	more := false // the last claim filled every free worker
 	for {
-		if free := cap(d.sem) - len(d.sem); free > 0 {
+		// A claim sets aside every free worker until it commits: asked for
+		// nothing due (a wake-up whose delivery its transaction handed over,
+		// an attempt's end with nothing left), it kept the transactions
+		// that insert deliveries from claiming them for those workers (claim
+		// in create), and their first attempts waited for the next claim.
+		// A read says first whether there is anything to claim.
+		if free := cap(d.sem) - len(d.sem); free > 0 && (more || d.claimable(ctx)) {
 			n, err := d.dispatch(ctx, free)
 			if err != nil && ctx.Err() == nil {
 				d.cfg.Logger.Error("claim webhook deliveries", "err", err)
 			}
-			if n == free && ctx.Err() == nil {
+			if more = n == free && ctx.Err() == nil; more {
 				continue // there may be more due right now
 			}
 		}
+		more = false
 		select {
 		case <-ctx.Done():
 			return
@@ -235,6 +246,13 @@ func (d *Dispatcher) Run(ctx context.Context) {
 		case <-tick.C:
 		}
 	}
+}
+
+// claimable reports whether a claim now would find a delivery due. When
+// the read fails it says yes: the claim then reports the error.
+func (d *Dispatcher) claimable(ctx context.Context) bool {
+	ok, err := d.cfg.Store.DeliveryClaimable(ctx, d.cfg.Now(), d.cfg.PerEndpoint)
+	return ok || err != nil
 }
 
 // claimGather is how long the loop waits, after an attempt ends, for more

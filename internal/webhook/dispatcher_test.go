@@ -1094,6 +1094,19 @@ func TestOneFailingRecordCostsOthersNothing(t *testing.T) {
 type countingStore struct {
 	webhook.Queue
 	calls, claimed, claimedInRecord atomic.Int64
+	// checks counts the calls of DeliveryClaimable; checked, when set,
+	// hears of each.
+	checks  atomic.Int64
+	checked chan bool
+}
+
+func (s *countingStore) DeliveryClaimable(ctx context.Context, now time.Time, perEndpoint int) (bool, error) {
+	ok, err := s.Queue.DeliveryClaimable(ctx, now, perEndpoint)
+	s.checks.Add(1)
+	if s.checked != nil {
+		s.checked <- ok
+	}
+	return ok, err
 }
 
 func (s *countingStore) DeliveryClaim(ctx context.Context, p store.ClaimParams) ([]*store.Claim, error) {
@@ -1210,12 +1223,12 @@ func TestNewDeliveryIsHandedToTheDispatcher(t *testing.T) {
 		done := make(chan struct{})
 		go func() { d.Run(ctx); close(done) }()
 		defer func() { cancel(); <-done }()
-		// Running: its first claim (nothing due) is made, and its workers
-		// are free again (a claim sets them aside while it runs).
+		// Running: it has asked whether anything is due (nothing is), and
+		// its workers are free.
 		deadline := time.Now().Add(guard)
-		for st.calls.Load() == 0 || d.Stats().Idle != 32 {
+		for st.checks.Load() == 0 || d.Stats().Idle != 32 {
 			if time.Now().After(deadline) {
-				t.Fatal("the dispatcher made no claim")
+				t.Fatal("the dispatcher did not look for deliveries due")
 			}
 			time.Sleep(time.Millisecond) // waiting for a condition, not for time
 		}
@@ -1236,5 +1249,68 @@ func TestNewDeliveryIsHandedToTheDispatcher(t *testing.T) {
 		if len(ds) != 1 || ds[0].Status != checkout.DeliverySucceeded || ds[0].Attempts != 1 || len(r.Requests()) != 1 {
 			t.Errorf("deliveries %+v, %d requests; want one, succeeded at its first attempt, sent once", ds, len(r.Requests()))
 		}
+	})
+}
+
+// A wake-up with nothing due makes no claim: the dispatcher reads first
+// whether a claim would find anything, and sets none of its workers aside
+// for a claim that would not (they would be kept from the transactions
+// that claim in create meanwhile). A wake-up with a delivery due claims it.
+func TestWakeWithNothingDueClaimsNothing(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		e := newEnv(t, db, envOptions{poll: time.Hour})
+		r := e.net.Receiver(t, "hooks.example.com")
+		e.endpoint(r, checkout.ModeTest)
+		st := &countingStore{Queue: db, checked: make(chan bool)}
+		d := webhook.New(webhook.Config{
+			Store: st, Now: e.clock.Now, Poll: time.Hour,
+			Client: webhook.NewClient(webhook.ClientConfig{Guard: e.guard, RootCAs: e.net.RootCAs(), Dial: e.net.Dial}),
+		})
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan struct{})
+		go func() { d.Run(ctx); close(done) }()
+		stop := func() { // the loop may be telling of a check
+			cancel()
+			for {
+				select {
+				case <-st.checked:
+				case <-done:
+					return
+				}
+			}
+		}
+		defer stop()
+		check := func(want bool) {
+			t.Helper()
+			select {
+			case got := <-st.checked:
+				if got != want {
+					t.Fatalf("DeliveryClaimable = %v; want %v", got, want)
+				}
+			case <-time.After(guard):
+				t.Fatal("the dispatcher did not look for deliveries due")
+			}
+		}
+		check(false) // at the start
+		for range 3 {
+			d.Wake()
+			check(false)
+		}
+		if n := st.calls.Load(); n != 0 {
+			t.Errorf("%d claims with nothing due; want none", n)
+		}
+		// Not handed over (the dispatcher is not the store's claimer): due,
+		// and the wake-up claims it.
+		e.createSession(checkout.ModeTest)
+		d.Wake()
+		check(true)
+		if _, ok := r.Next(guard); !ok {
+			t.Fatal("the event was not delivered")
+		}
+		if n, claimed := st.calls.Load(), st.claimed.Load(); n != 1 || claimed != 1 {
+			t.Errorf("%d claims of %d deliveries; want one of one", n, claimed)
+		}
+		// Its worker, done, looks again and finds nothing.
+		check(false)
 	})
 }

@@ -192,11 +192,21 @@ func testDeliveryClaim(t *testing.T, db *store.DB) {
 	fastD := newDelivery(t, db, m, fast, base.Add(10*time.Second))
 	later := newDelivery(t, db, m, fast, base.Add(time.Hour)) // not due yet
 
+	// Each claim is asked first whether it would find anything
+	// (DeliveryClaimable, the dispatcher's read before it claims): the
+	// answer must be the claim's.
 	claim := func(owner string, now time.Time, limit int) []string {
 		t.Helper()
+		claimable, err := db.DeliveryClaimable(ctx, now, 2)
+		if err != nil {
+			t.Fatal(err)
+		}
 		cs, err := db.DeliveryClaim(ctx, store.ClaimParams{Owner: owner, Now: now, LeaseUntil: now.Add(time.Minute), Limit: limit, PerEndpoint: 2})
 		if err != nil {
 			t.Fatal(err)
+		}
+		if claimable != (len(cs) > 0) {
+			t.Errorf("at %v: DeliveryClaimable = %v, and the claim took %d", now.Sub(base), claimable, len(cs))
 		}
 		var ids []string
 		for _, c := range cs {
@@ -206,6 +216,9 @@ func testDeliveryClaim(t *testing.T, db *store.DB) {
 			ids = append(ids, c.Delivery.ID)
 		}
 		return ids
+	}
+	if got := claim("early", base.Add(-time.Second), 10); len(got) != 0 {
+		t.Errorf("claim before anything is due = %v; want none", got)
 	}
 	now := base.Add(time.Minute)
 	if got, want := claim("a", now, 1), []string{slowDs[0].ID}; !slices.Equal(got, want) {
