@@ -251,14 +251,21 @@ func (db *DB) commitBatch(batch []*writeReq) {
 	var retry []bool
 	var failed bool
 	var err error
+	var h *handover
 	savepoints := db.failing.Load() // the last batch had a write fail
 	if !savepoints {
-		results, retry, failed, err = db.runBatch(live, false)
+		results, retry, failed, h, err = db.runBatch(live, false)
 	}
 	if savepoints || failed {
 		db.savepointed.Add(1)
-		results, retry, failed, err = db.runBatch(live, true)
+		results, retry, failed, _, err = db.runBatch(live, true) // claims nothing
 	}
+	// The claims go to the dispatcher once the callers have their answers:
+	// the goroutine a wake-up readies last runs next on its processor, and
+	// each one readied after pushes the one before to the back of the
+	// queue, so a worker started first waited behind the callers (and
+	// whatever else was queued), up to milliseconds on busy processors.
+	defer h.end(true)
 	db.failing.Store(failed)
 	for i, r := range live {
 		switch {
@@ -279,15 +286,17 @@ func (db *DB) commitBatch(batch []*writeReq) {
 // function failed. With savepoints each function runs in one, and one that
 // fails is rolled back alone; without, the first to fail ends the run,
 // rolled back whole (failed and no error: the caller runs the batch again
-// with savepoints).
-func (db *DB) runBatch(batch []*writeReq, savepoints bool) (results []writeResult, retry []bool, failed bool, err error) {
+// with savepoints). Without savepoints it claims for the dispatcher (claim
+// in create): the claims of a batch that committed are returned, handed,
+// for the caller to hand over.
+func (db *DB) runBatch(batch []*writeReq, savepoints bool) (results []writeResult, retry []bool, failed bool, handed *handover, err error) {
 	ctx, cancel := context.WithTimeout(context.Background(), BatchTimeout)
 	defer cancel()
 	results = make([]writeResult, len(batch))
 	retry = make([]bool, len(batch))
 	sqlTx, err := db.write.BeginTx(ctx, nil)
 	if err != nil {
-		return results, retry, false, db.translate(err)
+		return results, retry, false, nil, db.translate(err)
 	}
 	tx := &Tx{db: db, tx: sqlTx, ctx: ctx}
 	if !savepoints {
@@ -301,7 +310,7 @@ func (db *DB) runBatch(batch []*writeReq, savepoints bool) (results []writeResul
 	for i, r := range batch {
 		if savepoints {
 			if _, err := sqlTx.ExecContext(ctx, "SAVEPOINT w"); err != nil {
-				return results, retry, failed, db.translate(err)
+				return results, retry, failed, nil, db.translate(err)
 			}
 		}
 		var raw error
@@ -314,10 +323,10 @@ func (db *DB) runBatch(batch []*writeReq, savepoints bool) (results []writeResul
 		}
 		failed = true
 		if !savepoints {
-			return nil, nil, true, nil // rolled back by the deferred Rollback
+			return nil, nil, true, nil, nil // rolled back by the deferred Rollback
 		}
 		if _, err := sqlTx.ExecContext(ctx, "ROLLBACK TO SAVEPOINT w"); err != nil {
-			return results, retry, failed, db.translate(err)
+			return results, retry, failed, nil, db.translate(err)
 		}
 		// The rollback freed the locks the function took, those of the
 		// endpoints it listed among them (FOR SHARE): read them again.
@@ -330,16 +339,18 @@ func (db *DB) runBatch(batch []*writeReq, savepoints bool) (results []writeResul
 	var h *handover
 	if !savepoints { // claim in create (handover.go); not when a write failed
 		if h, err = db.claimInTx(ctx, tx); err != nil {
-			return nil, nil, true, nil // run again with savepoints, without the claim
+			return nil, nil, true, nil, nil // run again with savepoints, without the claim
 		}
 	}
 	if tx.flush(ctx) != nil {
 		h.end(false)
-		return nil, nil, true, nil // the rows kept broke a constraint: run again with savepoints
+		return nil, nil, true, nil, nil // the rows kept broke a constraint: run again with savepoints
 	}
-	err = db.translate(sqlTx.Commit())
-	h.end(err == nil)
-	return results, retry, failed, err
+	if err = db.translate(sqlTx.Commit()); err != nil {
+		h.end(false)
+		return results, retry, failed, nil, err
+	}
+	return results, retry, failed, h, nil // the caller hands the claims over
 }
 
 // runFn runs fn, catching a panic for the caller to raise again.
