@@ -245,7 +245,7 @@ func (t *target) startSQLite(ctx context.Context, cfg *config, log *slog.Logger)
 	}
 	t.onClose(func() error { return os.RemoveAll(tmp) })
 	path := filepath.Join(tmp, "checkoutd.db")
-	db, err := sqlite.Open(ctx, path)
+	db, err := sqlite.OpenToServe(ctx, path)
 	if err != nil {
 		return err
 	}
@@ -256,7 +256,7 @@ func (t *target) startSQLite(ctx context.Context, cfg *config, log *slog.Logger)
 		// power cut.
 		return sql.Open("sqlite", path+"?_pragma=busy_timeout(30000)&_pragma=synchronous(OFF)")
 	}
-	t.note = "sqlite: " + path + ", opened by sqlite.Open as serve opens it (WAL, synchronous=FULL); removed afterwards"
+	t.note = "sqlite: " + path + ", opened by sqlite.OpenToServe as serve opens it (WAL, synchronous=FULL, sessions cached); removed afterwards"
 	t.raw = func() (*sql.DB, error) {
 		raw, err := sql.Open("sqlite", path+"?_pragma=busy_timeout(30000)")
 		if err != nil {

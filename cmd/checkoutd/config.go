@@ -172,6 +172,16 @@ func (d *dbFlags) newSQLite() bool {
 // open opens the store and describes it for the operator (the password of
 // a URL left out).
 func (d *dbFlags) open(ctx context.Context) (*store.DB, string, error) {
+	return d.openWith(ctx, sqlite.Open)
+}
+
+// openToServe is open for serve: a SQLite file is locked against a second
+// serve, and its sessions cached (sqlite.OpenToServe).
+func (d *dbFlags) openToServe(ctx context.Context) (*store.DB, string, error) {
+	return d.openWith(ctx, sqlite.OpenToServe)
+}
+
+func (d *dbFlags) openWith(ctx context.Context, openSQLite func(context.Context, string) (*store.DB, error)) (*store.DB, string, error) {
 	switch {
 	case d.postgres():
 		db, err := postgres.Open(ctx, d.database)
@@ -181,7 +191,7 @@ func (d *dbFlags) open(ctx context.Context) (*store.DB, string, error) {
 		return db, "PostgreSQL " + redactURL(d.database), nil
 	default:
 		path := d.sqlitePath()
-		db, err := sqlite.Open(ctx, path)
+		db, err := openSQLite(ctx, path)
 		if err != nil {
 			return nil, "", fmt.Errorf("open SQLite %s: %w", path, err)
 		}

@@ -136,8 +136,10 @@ func TestServeMetrics(t *testing.T) {
 			}
 			id = created.Data.ID
 		}
-		if status, _, _ := call(t, "GET", checkouts+"/"+id, k.Secret, ""); status != http.StatusOK {
-			t.Fatalf("retrieve = %d", status)
+		for range 2 { // the second from the session cache, on SQLite
+			if status, _, _ := call(t, "GET", checkouts+"/"+id, k.Secret, ""); status != http.StatusOK {
+				t.Fatalf("retrieve = %d", status)
+			}
 		}
 		waitFor(t, "both deliveries held by the receiver", guard, func() bool { return len(r.inHeld) >= 2 })
 		var m *metricstest.Scrape
@@ -155,7 +157,7 @@ func TestServeMetrics(t *testing.T) {
 			{"checkoutd_sessions_expired_total", []string{"mode", "test"}, 0},
 			{"checkoutd_payments_captured_after_failure_total", nil, 0},
 			{"checkoutd_http_requests_total", []string{"route", "/v1/stores/{storeId}/checkouts", "method", "POST", "code", "201"}, 2},
-			{"checkoutd_http_requests_total", []string{"route", "/v1/stores/{storeId}/checkouts/{checkoutId}", "method", "GET", "code", "200"}, 1},
+			{"checkoutd_http_requests_total", []string{"route", "/v1/stores/{storeId}/checkouts/{checkoutId}", "method", "GET", "code", "200"}, 2},
 			{"checkoutd_webhook_attempts_in_flight", nil, 2},
 			{"checkoutd_webhook_deliveries_pending", []string{"state", "due"}, 2},
 			{"checkoutd_webhook_deliveries_pending", []string{"state", "waiting"}, 0},
@@ -177,8 +179,19 @@ func TestServeMetrics(t *testing.T) {
 		// a /proc.
 		docs := readDocumentedSeries(t)
 		checkDocumented(t, m, docs, func(name string) bool {
-			return !strings.HasPrefix(name, "checkoutd_crypto_") && (runtime.GOOS == "linux" || !strings.HasPrefix(name, "process_"))
+			return !strings.HasPrefix(name, "checkoutd_crypto_") && (runtime.GOOS == "linux" || !strings.HasPrefix(name, "process_")) &&
+				(db.name == "sqlite" || !strings.HasPrefix(name, "checkoutd_db_session_cache_"))
 		})
+		// The session cache: SQLite served by one process keeps the sessions
+		// it read (the first retrieve missed, the second hit); PostgreSQL
+		// has none.
+		_, n := m.Sum("checkoutd_db_session_cache_lookups_total")
+		switch hit, miss := m.Value("checkoutd_db_session_cache_lookups_total", "result", "hit"), m.Value("checkoutd_db_session_cache_lookups_total", "result", "miss"); {
+		case db.name == "postgres" && n != 0:
+			t.Errorf("checkoutd_db_session_cache_lookups_total on PostgreSQL: %d series; want none", n)
+		case db.name == "sqlite" && (hit < 1 || miss < 1 || m.Value("checkoutd_db_session_cache_sessions") < 1):
+			t.Errorf("session cache after two retrieves: %v hits, %v misses, %v sessions; want at least 1 each", hit, miss, m.Value("checkoutd_db_session_cache_sessions"))
+		}
 		// And no series of checkoutd's own that the documentation does not list.
 		for name := range m.Types {
 			if strings.HasPrefix(name, "checkoutd_") && !slices.ContainsFunc(docs, func(d documentedSeries) bool { return d.name == name }) {

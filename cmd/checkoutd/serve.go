@@ -162,7 +162,7 @@ func serveCmd(ctx context.Context, e env, args []string) error {
 	// operator set GOGC or GOMEMLIMIT.
 	defer gcfloor.Start(e.getenv, gcfloor.DefaultFloor)()
 	fresh := cfg.db.newSQLite()
-	st, desc, err := cfg.db.open(ctx)
+	st, desc, err := cfg.db.openToServe(ctx)
 	if err != nil {
 		return err
 	}

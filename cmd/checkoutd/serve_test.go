@@ -185,6 +185,29 @@ func TestServe(t *testing.T) {
 	})
 }
 
+// A SQLite database is served by one process: a second serve on the same
+// file refuses to start, saying why, while the first serves on and the
+// commands work beside it; once the first stops, serve starts again.
+// (PostgreSQL's nodes share one database: TestTwoProcessesShareDeliveries.)
+func TestServeSQLiteOnce(t *testing.T) {
+	db := newDatabase(t, "sqlite")
+	base, _, stop := startServe(t, db)
+	var stderr strings.Builder
+	err := run(context.Background(), append([]string{"serve", "--addr", "127.0.0.1:0"}, db.flags...), vars{}.getenv, io.Discard, &stderr)
+	if err == nil || !strings.Contains(err.Error(), "another checkoutd serve has this SQLite database open") {
+		t.Fatalf("a second serve on the file = %v; want it refused, naming the other serve", err)
+	}
+	s := createStore(t, vars{}, db.flags, "--name", "Acme Games", "--currency", "EUR")
+	k := createKey(t, vars{}, db.flags, "--store", s.ID)
+	if status, _, _ := call(t, "POST", base+"/v1/stores/"+s.ID+"/checkouts", k.Secret, `{"items":[{"name":"Sword","amount":1500}]}`); status != http.StatusCreated {
+		t.Errorf("the first serve, after the second was refused: create = %d; want 201", status)
+	}
+	if err := stop(); err != nil {
+		t.Fatal(err)
+	}
+	startServe(t, db)
+}
+
 // A request in flight when shutdown begins is answered, not cut off.
 func TestServeFinishesRequestsInFlight(t *testing.T) {
 	db := newDatabase(t, "sqlite")

@@ -126,6 +126,19 @@ func newMetrics(o observed) *metrics.Registry {
 		counter, func() float64 { return float64(o.store.Stats().Batched) })
 	r.Value("checkoutd_db_savepointed_batches_total", "Batches of group commit run with a savepoint per write, after a write failed in one run without.",
 		counter, func() float64 { return float64(o.store.Stats().Savepointed) })
+	r.Func("checkoutd_db_session_cache_lookups_total", "Sessions read by id (a retrieve, the payment page), by result: hit (from the session cache, SQLite served by this process) or miss (from the database). Absent without the cache (PostgreSQL).",
+		counter, []string{"result"}, func(_ context.Context, emit metrics.Emit) {
+			if c := o.store.Stats().SessionCache; c != nil {
+				emit(float64(c.Hits), "hit")
+				emit(float64(c.Misses), "miss")
+			}
+		})
+	r.Func("checkoutd_db_session_cache_sessions", "Sessions the session cache holds (at most 4096). Absent without the cache (PostgreSQL).",
+		gauge, nil, func(_ context.Context, emit metrics.Emit) {
+			if c := o.store.Stats().SessionCache; c != nil {
+				emit(float64(c.Sessions))
+			}
+		})
 	r.Func("checkoutd_db_connections", "Open database connections, by pool and state (in_use, idle).",
 		gauge, []string{"pool", "state"}, func(_ context.Context, emit metrics.Emit) {
 			for _, p := range o.store.Stats().Pools {

@@ -103,6 +103,12 @@ type DB struct {
 	log     atomic.Pointer[slog.Logger]
 	closed  atomic.Bool
 
+	// sessionReadHook, when set (by tests), runs in SessionGet between
+	// the read of a session it did not have cached and its caching.
+	sessionReadHook func(*checkout.Session)
+	// commitHook, when set (by tests), runs when a write transaction has
+	// committed, before what its end does (Tx.end) and its callers hear.
+	commitHook func()
 	// claimHook, when set (by tests), runs in DeliveryClaim between
 	// reading the candidates and leasing them.
 	claimHook func()
@@ -125,7 +131,12 @@ type DB struct {
 	savepointed atomic.Int64
 	failing     atomic.Bool
 
-	onClose []func() error // OnClose
+	onClose    []func() error // OnClose
+	afterClose []func() error // AfterClose
+
+	// sessions, when set (CacheSessions), keeps the sessions SessionGet
+	// read (sessioncache.go).
+	sessions *sessionCache
 
 	// logs, when set (SetRequestLogs), keeps the request logs instead of
 	// db: on SQLite, a file of their own (requestlog.go).
@@ -147,6 +158,11 @@ type DB struct {
 // OnClose has Close call fn first: what a dialect started beside the
 // pools (SQLite's checkpointer) stops with them.
 func (db *DB) OnClose(fn func() error) { db.onClose = append(db.onClose, fn) }
+
+// AfterClose has Close call fn last, once the pools have closed: what a
+// dialect holds for as long as the database is open (SQLite's lock of a
+// served file) is let go then.
+func (db *DB) AfterClose(fn func() error) { db.afterClose = append(db.afterClose, fn) }
 
 var _ checkout.Store = (*DB)(nil)
 
@@ -186,6 +202,9 @@ func (db *DB) Close() error {
 	err = errors.Join(err, db.write.Close())
 	if db.read != db.write {
 		err = errors.Join(err, db.read.Close())
+	}
+	for _, fn := range db.afterClose {
+		err = errors.Join(err, fn())
 	}
 	return err
 }
@@ -249,6 +268,16 @@ type Stats struct {
 	// again after a write failed in a batch run without, or from the start
 	// after such a batch (groupcommit.go).
 	Savepointed int64
+	// SessionCache is the session cache's (sessioncache.go), nil when the
+	// store has none (PostgreSQL, a SQLite file not served).
+	SessionCache *SessionCacheStats
+}
+
+// SessionCacheStats are the session cache's counts: SessionGet's lookups
+// that found the session in it and those that read the database, and the
+// sessions it holds.
+type SessionCacheStats struct {
+	Hits, Misses, Sessions int64
 }
 
 // PoolStats describe one connection pool.
@@ -267,6 +296,12 @@ func (db *DB) Stats() Stats {
 		Batches:     db.batches.Load(),
 		Savepointed: db.savepointed.Load(),
 		Batched:     db.batched.Load(),
+	}
+	if c := db.sessions; c != nil {
+		c.mu.Lock()
+		n := len(c.m)
+		c.mu.Unlock()
+		s.SessionCache = &SessionCacheStats{Hits: c.hits.Load(), Misses: c.misses.Load(), Sessions: int64(n)}
 	}
 	if db.read == db.write {
 		s.Pools = []PoolStats{{"main", db.write.Stats()}}
@@ -306,6 +341,9 @@ type Tx struct {
 	// inserted counts the deliveries the transaction inserted: it claims
 	// for the dispatcher of this process when there are some (handover.go).
 	inserted int
+	// sessionsWritten are the sessions the transaction wrote, to drop
+	// from the session cache again when it ends (sessioncache.go).
+	sessionsWritten []string
 }
 
 var _ checkout.Tx = (*Tx)(nil)

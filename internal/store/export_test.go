@@ -8,6 +8,19 @@ import (
 	"github.com/checkoutd/checkoutd/checkout"
 )
 
+// SetSessionReadHook makes SessionGet call fn between reading a session
+// the cache did not hold and caching it, so that a test can write the
+// session in between.
+func SetSessionReadHook(db *DB, fn func(*checkout.Session)) { db.sessionReadHook = fn }
+
+// SetCommitHook makes each write transaction of db call fn once it has
+// committed, before its end (the session cache's second drop) and before
+// its callers are answered.
+func SetCommitHook(db *DB, fn func()) { db.commitHook = fn }
+
+// SetSessionCacheSize bounds db's session cache to n sessions.
+func SetSessionCacheSize(db *DB, n int) { db.sessions.max = n }
+
 // SetClaimHook makes DeliveryClaim call fn between reading its candidates
 // and leasing them, so that a test can change the rows in between, as
 // another node would.

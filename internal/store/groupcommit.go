@@ -306,6 +306,7 @@ func (db *DB) runBatch(batch []*writeReq, savepoints bool) (results []writeResul
 	// transaction's connection must be back in the pool, or on SQLite,
 	// whose pool has the one write connection, it waits for itself.
 	defer func() { db.prepareMissed(ctx, tx.missed) }()
+	defer tx.end()         // once committed or rolled back, before any caller is answered
 	defer sqlTx.Rollback() // after Commit it does nothing
 	for i, r := range batch {
 		if savepoints {
@@ -350,7 +351,16 @@ func (db *DB) runBatch(batch []*writeReq, savepoints bool) (results []writeResul
 		h.end(false)
 		return results, retry, failed, nil, err
 	}
+	db.committed()
 	return results, retry, failed, h, nil // the caller hands the claims over
+}
+
+// committed runs the test hook of a write transaction just committed,
+// before its deferred ends (Tx.end).
+func (db *DB) committed() {
+	if db.commitHook != nil {
+		db.commitHook()
+	}
 }
 
 // runFn runs fn, catching a panic for the caller to raise again.
@@ -388,6 +398,7 @@ func (db *DB) runAlone(ctx context.Context, fn func(checkout.Tx) error, claim bo
 	// Runs after the Rollback below (defers run last first): the
 	// transaction's connection must be back in the pool.
 	defer func() { db.prepareMissed(ctx, tx.missed) }()
+	defer tx.end() // once committed or rolled back, before the caller is answered
 	// Deferred so that a panicking fn does not leave the transaction open,
 	// holding its locks and its connection (on SQLite, the only writer)
 	// after a recover upstream. After Commit it does nothing.
@@ -405,6 +416,9 @@ func (db *DB) runAlone(ctx context.Context, fn func(checkout.Tx) error, claim bo
 		}
 	}
 	err = db.translate(sqlTx.Commit())
+	if err == nil {
+		db.committed()
+	}
 	h.end(err == nil)
 	return false, err
 }

@@ -43,13 +43,31 @@ func sessionNotFound(id string) error {
 	return checkout.Errorf(checkout.ECheckoutNotFound, "No such checkout session: %s.", id)
 }
 
-// SessionGet returns a session by id.
+// SessionGet returns a session by id: from the session cache when there
+// is one and it holds it (sessioncache.go).
 func (db *DB) SessionGet(ctx context.Context, id string) (*checkout.Session, error) {
+	c := db.sessions
+	var gen uint64
+	if c != nil {
+		if s, ok := c.get(id); ok {
+			return s, nil
+		}
+		gen = c.generation()
+	}
 	s, err := scanSession(db.readRow(ctx, `SELECT `+sessionColumns+` FROM sessions WHERE id = $1`, id))
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, sessionNotFound(id)
 	}
-	return s, db.translate(err)
+	if err != nil {
+		return nil, db.translate(err)
+	}
+	if c != nil {
+		if db.sessionReadHook != nil {
+			db.sessionReadHook(s)
+		}
+		c.put(s, gen)
+	}
+	return s, nil
 }
 
 // SessionListDue returns open sessions due to expire at now. The expiry job
@@ -93,6 +111,7 @@ func (tx *Tx) SessionGetForUpdate(ctx context.Context, id string) (*checkout.Ses
 
 // SessionUpdate writes the mutable fields of a session.
 func (tx *Tx) SessionUpdate(ctx context.Context, s *checkout.Session) error {
+	tx.sessionWrite(s.ID)
 	res, err := tx.exec(ctx, `UPDATE sessions SET status = $2, payment_id = $3, completed_at = $4, active_payment_id = $5 WHERE id = $1`,
 		s.ID, string(s.Status), s.PaymentID, unixPtr(s.CompletedAt), s.ActivePaymentID)
 	if err != nil {

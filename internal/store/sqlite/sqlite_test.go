@@ -3,6 +3,7 @@ package sqlite_test
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -214,4 +215,61 @@ func TestRequestLogsHaveAFileOfTheirOwn(t *testing.T) {
 	if n, m := count(path), count(sqlite.RequestLogsPath(path)); n != 0 || m != 5 {
 		t.Errorf("request logs after the move: %d in the database, %d in its logs file; want 0 and 5", n, m)
 	}
+}
+
+// One serve at a time on a SQLite file: a second OpenToServe fails with
+// ErrServed, touching nothing, while the commands' Open works beside the
+// first; once the first is closed, the file can be served again. Only the
+// served store caches sessions.
+func TestOpenToServe(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "data", "checkoutd.db")
+	served, err := sqlite.OpenToServe(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if served.Stats().SessionCache == nil {
+		t.Error("the served store has no session cache")
+	}
+	if second, err := sqlite.OpenToServe(ctx, path); !errors.Is(err, sqlite.ErrServed) {
+		if err == nil {
+			second.Close()
+		}
+		t.Fatalf("a second OpenToServe = %v; want ErrServed", err)
+	}
+
+	// A command beside the served store: it opens, writes and closes, and
+	// the served store's locks (SQLite's and its own) hold.
+	cli, err := sqlite.Open(ctx, path)
+	if err != nil {
+		t.Fatalf("Open beside the served store = %v", err)
+	}
+	m, err := checkout.NewMerchant(checkout.MerchantParams{Name: "Acme", Currency: "USD"}, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cli.InTx(ctx, func(tx checkout.Tx) error { return tx.MerchantInsert(ctx, m) }); err != nil {
+		t.Fatal(err)
+	}
+	if cli.Stats().SessionCache != nil {
+		t.Error("Open's store has a session cache")
+	}
+	if err := cli.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := sqlite.OpenToServe(ctx, path); !errors.Is(err, sqlite.ErrServed) {
+		t.Fatalf("OpenToServe after a command closed its store = %v; want ErrServed still", err)
+	}
+	if _, err := served.MerchantGet(ctx, m.ID); err != nil {
+		t.Errorf("the served store reads the command's write: %v", err)
+	}
+
+	if err := served.Close(); err != nil {
+		t.Fatal(err)
+	}
+	again, err := sqlite.OpenToServe(ctx, path)
+	if err != nil {
+		t.Fatalf("OpenToServe once the first closed = %v", err)
+	}
+	again.Close()
 }

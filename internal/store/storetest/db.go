@@ -49,7 +49,7 @@ func Open(t testing.TB, name string) *store.DB {
 	var err error
 	switch name {
 	case "sqlite":
-		db, err = sqlite.Open(ctx, SQLitePath(t))
+		db, err = sqlite.OpenToServe(ctx, SQLitePath(t)) // as serve opens it: sessions cached
 	case "postgres":
 		db, err = postgres.Open(ctx, PostgresURL(t))
 	default:
