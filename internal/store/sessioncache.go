@@ -21,7 +21,9 @@ import (
 // SQLite when `serve` owns the file (sqlite.OpenToServe locks it against a
 // second `serve`; the other commands never write a session). It does not
 // hold on PostgreSQL, where several nodes write the same sessions: there,
-// nothing is cached.
+// nothing is cached. (`checkoutd migrate` may run beside a serve: so no
+// SQLite migration may change sessions' rows in place; serve's own
+// migrations run before it reads any.)
 //
 // A read must never return a session older than one a read before it
 // returned. So a session is dropped from the cache when a write of it
