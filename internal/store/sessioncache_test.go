@@ -231,19 +231,8 @@ func TestSessionCacheReadRacingWrite(t *testing.T) {
 	t.Run("read during the write, cached after it ended", func(t *testing.T) {
 		db, m := cacheFixture(t)
 		s := cachedSession(t, db, m)
-		read, release, cached := make(chan struct{}), make(chan struct{}), make(chan struct{})
-		update(db, s, "pay_1", func() {
-			store.SetSessionReadHook(db, func(*checkout.Session) {
-				store.SetSessionReadHook(db, nil)
-				close(read)
-				<-release
-			})
-			go func() {
-				defer close(cached)
-				db.SessionGet(ctx, s.ID)
-			}()
-			<-read
-		})
+		release, cached := make(chan struct{}), make(chan struct{})
+		update(db, s, "pay_1", func() { heldRead(db, s.ID, release, cached) })
 		close(release) // the write has ended
 		<-cached
 		if got := mustGet(t, db, s.ID); payment(got) != "pay_1" {
@@ -256,7 +245,7 @@ func TestSessionCacheReadRacingWrite(t *testing.T) {
 	t.Run("read during the write, cached between its commit and its end", func(t *testing.T) {
 		db, m := cacheFixture(t)
 		s := cachedSession(t, db, m)
-		read, release, cached := make(chan struct{}), make(chan struct{}), make(chan struct{})
+		release, cached := make(chan struct{}), make(chan struct{})
 		var afterCommit *checkout.Session
 		store.SetCommitHook(db, func() {
 			store.SetCommitHook(db, nil)
@@ -264,22 +253,28 @@ func TestSessionCacheReadRacingWrite(t *testing.T) {
 			<-cached
 			afterCommit, _ = db.SessionGet(ctx, s.ID)
 		})
-		update(db, s, "pay_1", func() {
-			store.SetSessionReadHook(db, func(*checkout.Session) {
-				store.SetSessionReadHook(db, nil)
-				close(read)
-				<-release
-			})
-			go func() {
-				defer close(cached)
-				db.SessionGet(ctx, s.ID)
-			}()
-			<-read
-		})
+		update(db, s, "pay_1", func() { heldRead(db, s.ID, release, cached) })
 		if afterCommit == nil || payment(afterCommit) != "pay_1" {
 			t.Errorf("SessionGet after the commit = %v; want pay_1 (the read during the write cached what it read)", afterCommit)
 		}
 	})
+}
+
+// heldRead starts a SessionGet of id that misses the cache, and returns
+// once it has read the session from the database: its caching waits for
+// release to be closed; cached is closed when the SessionGet returns.
+func heldRead(db *store.DB, id string, release, cached chan struct{}) {
+	read := make(chan struct{})
+	store.SetSessionReadHook(db, func(*checkout.Session) {
+		store.SetSessionReadHook(db, nil)
+		close(read)
+		<-release
+	})
+	go func() {
+		defer close(cached)
+		db.SessionGet(context.Background(), id)
+	}()
+	<-read
 }
 
 // Readers never go back in time: a read that begins after a write was
