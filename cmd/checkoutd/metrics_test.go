@@ -189,8 +189,8 @@ func TestServeMetrics(t *testing.T) {
 		switch hit, miss := m.Value("checkoutd_db_session_cache_lookups_total", "result", "hit"), m.Value("checkoutd_db_session_cache_lookups_total", "result", "miss"); {
 		case db.name == "postgres" && n != 0:
 			t.Errorf("checkoutd_db_session_cache_lookups_total on PostgreSQL: %d series; want none", n)
-		case db.name == "sqlite" && (hit < 1 || miss < 1 || m.Value("checkoutd_db_session_cache_sessions") < 1):
-			t.Errorf("session cache after two retrieves: %v hits, %v misses, %v sessions; want at least 1 each", hit, miss, m.Value("checkoutd_db_session_cache_sessions"))
+		case db.name == "sqlite" && (hit < 1 || miss < 1 || m.Value("checkoutd_db_session_cache_sessions") < 1 || m.Value("checkoutd_db_session_cache_bytes") < 500):
+			t.Errorf("session cache after two retrieves: %v hits, %v misses, %v sessions, %v bytes; want at least 1 each, 500 bytes", hit, miss, m.Value("checkoutd_db_session_cache_sessions"), m.Value("checkoutd_db_session_cache_bytes"))
 		}
 		// And no series of checkoutd's own that the documentation does not list.
 		for name := range m.Types {

@@ -133,10 +133,16 @@ func newMetrics(o observed) *metrics.Registry {
 				emit(float64(c.Misses), "miss")
 			}
 		})
-	r.Func("checkoutd_db_session_cache_sessions", "Sessions the session cache holds (at most 4096). Absent without the cache (PostgreSQL).",
+	r.Func("checkoutd_db_session_cache_sessions", "Sessions the session cache holds. Absent without the cache (PostgreSQL).",
 		gauge, nil, func(_ context.Context, emit metrics.Emit) {
 			if c := o.store.Stats().SessionCache; c != nil {
 				emit(float64(c.Sessions))
+			}
+		})
+	r.Func("checkoutd_db_session_cache_bytes", "About the memory the session cache's sessions take (at most 16 MiB). Absent without the cache (PostgreSQL).",
+		gauge, nil, func(_ context.Context, emit metrics.Emit) {
+			if c := o.store.Stats().SessionCache; c != nil {
+				emit(float64(c.Bytes))
 			}
 		})
 	r.Func("checkoutd_db_connections", "Open database connections, by pool and state (in_use, idle).",

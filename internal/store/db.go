@@ -275,9 +275,9 @@ type Stats struct {
 
 // SessionCacheStats are the session cache's counts: SessionGet's lookups
 // that found the session in it and those that read the database, and the
-// sessions it holds.
+// sessions it holds, with about the memory they take.
 type SessionCacheStats struct {
-	Hits, Misses, Sessions int64
+	Hits, Misses, Sessions, Bytes int64
 }
 
 // PoolStats describe one connection pool.
@@ -299,9 +299,9 @@ func (db *DB) Stats() Stats {
 	}
 	if c := db.sessions; c != nil {
 		c.mu.Lock()
-		n := len(c.m)
+		n, bytes := len(c.m), c.bytes
 		c.mu.Unlock()
-		s.SessionCache = &SessionCacheStats{Hits: c.hits.Load(), Misses: c.misses.Load(), Sessions: int64(n)}
+		s.SessionCache = &SessionCacheStats{Hits: c.hits.Load(), Misses: c.misses.Load(), Sessions: int64(n), Bytes: int64(bytes)}
 	}
 	if db.read == db.write {
 		s.Pools = []PoolStats{{"main", db.write.Stats()}}

@@ -18,8 +18,11 @@ func SetSessionReadHook(db *DB, fn func(*checkout.Session)) { db.sessionReadHook
 // its callers are answered.
 func SetCommitHook(db *DB, fn func()) { db.commitHook = fn }
 
-// SetSessionCacheSize bounds db's session cache to n sessions.
-func SetSessionCacheSize(db *DB, n int) { db.sessions.max = n }
+// SetSessionCacheBytes bounds db's session cache to n bytes of sessions.
+func SetSessionCacheBytes(db *DB, n int) { db.sessions.max = n }
+
+// SessionSize is the memory the session cache counts for s.
+func SessionSize(s *checkout.Session) int { return sessionSize(s) }
 
 // SetClaimHook makes DeliveryClaim call fn between reading its candidates
 // and leasing them, so that a test can change the rows in between, as

@@ -36,27 +36,53 @@ import (
 // comes from the database. Sessions are written rarely (a payment's start
 // and end, an expiry) and read often, so the cache rarely misses for it.
 type sessionCache struct {
-	max int // entries at most; a full cache drops one at random to add one
+	max int // bytes at most (sessionSize); a full cache drops sessions at random to add one
 
 	mu      sync.Mutex
 	m       map[string]*checkout.Session
+	bytes   int    // the sessions' sessionSize, summed
 	gen     uint64 // bumped when a session write ends
 	writing int    // session writes begun and not ended
 
 	hits, misses atomic.Int64
 }
 
-// SessionCacheSize is how many sessions a cache keeps: a few megabytes
-// (a session takes 1 to 2 KB in memory), more than the sessions being paid
-// at once in any shop one SQLite file serves.
-const SessionCacheSize = 4096
+// SessionCacheBytes bounds the memory of a session cache. A session of the
+// benchmark's takes about 1.5 KB, so it holds about ten thousand such,
+// more than the sessions being paid at once in any shop one SQLite file
+// serves; one at the limits of every field (ten items with images, twenty
+// metadata values of 500 characters) takes up to 80 KB, and then it holds
+// two hundred.
+const SessionCacheBytes = 16 << 20
 
-// CacheSessions has SessionGet keep up to max sessions in memory (see
-// sessionCache). Only for a process that is the only one to write the
-// database's sessions: sqlite.OpenToServe calls it, having locked the file.
-// Call it before the store is used.
-func (db *DB) CacheSessions(max int) {
-	db.sessions = &sessionCache{max: max, m: make(map[string]*checkout.Session)}
+// CacheSessions has SessionGet keep sessions in memory, up to maxBytes of
+// them (see sessionCache). Only for a process that is the only one to
+// write the database's sessions: sqlite.OpenToServe calls it, having
+// locked the file. Call it before the store is used.
+func (db *DB) CacheSessions(maxBytes int) {
+	db.sessions = &sessionCache{max: maxBytes, m: make(map[string]*checkout.Session)}
+}
+
+// sessionSize is about the memory s takes: its strings' bytes and its
+// structs'.
+func sessionSize(s *checkout.Session) int {
+	n := 512 + len(s.ID) + len(s.MerchantID) + len(s.Mode) + len(s.Status) + len(s.Title) + len(s.Currency) +
+		strLen(s.Description) + strLen(s.ReturnURL) + strLen(s.CancelURL) + strLen(s.PaymentID) + strLen(s.ActivePaymentID) +
+		strLen(s.Customer.Email) + strLen(s.Customer.Name)
+	for _, it := range s.Items {
+		n += 64 + len(it.Name) + strLen(it.Image)
+	}
+	for k, v := range s.Metadata {
+		n += 48 + len(k) + len(v)
+	}
+	return n
+}
+
+func strLen(p *string) int {
+	if p == nil {
+		return 0
+	}
+	return 16 + len(*p)
 }
 
 // get returns a copy of the cached session id, if there is one.
@@ -84,18 +110,32 @@ func (c *sessionCache) generation() uint64 {
 // returned gen, unless a session write is under way or ended meanwhile.
 func (c *sessionCache) put(s *checkout.Session, gen uint64) {
 	s = cloneSession(s)
+	size := sessionSize(s)
+	if size > c.max {
+		return
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.gen != gen || c.writing > 0 {
 		return
 	}
-	if _, ok := c.m[s.ID]; !ok && len(c.m) >= c.max {
-		for id := range c.m { // an entry at random: map order is
-			delete(c.m, id)
+	c.drop(s.ID)
+	for id := range c.m { // sessions at random (map order is) until s fits
+		if c.bytes+size <= c.max {
 			break
 		}
+		c.drop(id)
 	}
 	c.m[s.ID] = s
+	c.bytes += size
+}
+
+// drop removes session id, if cached. c.mu is held.
+func (c *sessionCache) drop(id string) {
+	if s, ok := c.m[id]; ok {
+		c.bytes -= sessionSize(s)
+		delete(c.m, id)
+	}
 }
 
 // writeBegins drops session id, about to be written, and holds every
@@ -104,7 +144,7 @@ func (c *sessionCache) writeBegins(id string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.writing++
-	delete(c.m, id)
+	c.drop(id)
 }
 
 // writeEnds is called once the transaction that wrote a session has

@@ -138,24 +138,37 @@ func TestSessionCache(t *testing.T) {
 	mustGet(t, db, later.ID)
 }
 
-// A full cache drops a session to take another: it never holds more than
-// its size.
+// A full cache drops sessions to take another: it never holds more than
+// its bytes; a session larger than them all is not cached.
 func TestSessionCacheSize(t *testing.T) {
 	db, m := cacheFixture(t)
-	store.SetSessionCacheSize(db, 2)
 	var ids []string
 	for range 5 {
 		ids = append(ids, cachedSession(t, db, m).ID)
 	}
+	size := store.SessionSize(mustGet(t, db, ids[0]))
+	store.SetSessionCacheBytes(db, 2*size)
 	for _, id := range ids {
 		mustGet(t, db, id)
-		if n := db.Stats().SessionCache.Sessions; n > 2 {
-			t.Fatalf("the cache holds %d sessions; want at most 2", n)
+		if c := db.Stats().SessionCache; c.Bytes > int64(2*size) || c.Sessions > 2 || c.Sessions == 0 {
+			t.Fatalf("the cache holds %d sessions, %d bytes; want 1 or 2, at most %d bytes", c.Sessions, c.Bytes, 2*size)
 		}
 	}
+	hits, _ := cacheCounts(db)
 	mustGet(t, db, ids[4])
-	if hits, _ := cacheCounts(db); hits != 1 {
-		t.Errorf("the last session read again: %d hits; want 1", hits)
+	if after, _ := cacheCounts(db); after != hits+1 {
+		t.Errorf("the last session read again: %d hits; want 1", after-hits)
+	}
+
+	store.SetSessionCacheBytes(db, size-1)
+	big := cachedSession(t, db, m)
+	mustGet(t, db, big.ID)
+	mustGet(t, db, big.ID)
+	if after, _ := cacheCounts(db); after != hits+1 {
+		t.Errorf("a session larger than the cache, read twice: %d hits; want none", after-hits-1)
+	}
+	if c := db.Stats().SessionCache; c.Bytes > int64(2*size) {
+		t.Errorf("the cache holds %d bytes; want at most %d", c.Bytes, 2*size)
 	}
 }
 

@@ -44,7 +44,7 @@ func OpenToServe(ctx context.Context, path string) (*store.DB, error) {
 	}
 	db.AfterClose(unlock) // once SQLite's connections have closed: see lockToServe
 	if locked {
-		db.CacheSessions(store.SessionCacheSize)
+		db.CacheSessions(store.SessionCacheBytes)
 	}
 	return db, nil
 }
