@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 
 	"github.com/checkoutd/checkoutd/internal/store"
 )
@@ -25,12 +23,10 @@ var ErrServed = errors.New("another checkoutd serve has this SQLite database ope
 // such lock, it opens the file as Open does, without the cache.
 func OpenToServe(ctx context.Context, path string) (*store.DB, error) {
 	// The lock before the store: a second serve must not even migrate.
-	if dir := filepath.Dir(path); dir != "" {
-		if err := os.MkdirAll(dir, 0o700); err != nil {
-			return nil, fmt.Errorf("create data directory: %w", err)
-		}
+	if err := makeDir(path); err != nil {
+		return nil, err
 	}
-	if err := private(path); err != nil {
+	if err := private(path); err != nil { // the file to lock, made as Open makes it
 		return nil, err
 	}
 	unlock, locked, err := lockToServe(path)

@@ -42,10 +42,8 @@ var requestLogMigrations embed.FS
 // Every file, with its WAL and shared-memory files, is made readable by
 // its owner alone (0600).
 func Open(ctx context.Context, path string) (*store.DB, error) {
-	if dir := filepath.Dir(path); dir != "" {
-		if err := os.MkdirAll(dir, 0o700); err != nil {
-			return nil, fmt.Errorf("create data directory: %w", err)
-		}
+	if err := makeDir(path); err != nil {
+		return nil, err
 	}
 	db, err := openFile(ctx, path, Dialect)
 	if err != nil {
@@ -65,6 +63,17 @@ func Open(ctx context.Context, path string) (*store.DB, error) {
 		return nil, fmt.Errorf("move request logs to %s: %w", logsPath, err)
 	}
 	return db, nil
+}
+
+// makeDir makes the directory of the database file at path (0700) when it
+// is missing.
+func makeDir(path string) error {
+	if dir := filepath.Dir(path); dir != "" {
+		if err := os.MkdirAll(dir, 0o700); err != nil {
+			return fmt.Errorf("create data directory: %w", err)
+		}
+	}
+	return nil
 }
 
 // RequestLogsPath is the file of the request logs of the database at path:
