@@ -124,6 +124,10 @@ func newMetrics(o observed) *metrics.Registry {
 		counter, func() float64 { return float64(o.store.Stats().Batches) })
 	r.Value("checkoutd_db_batched_writes_total", "Writes committed in a shared transaction (group commit); divided by checkoutd_db_write_batches_total, the mean batch.",
 		counter, func() float64 { return float64(o.store.Stats().Batched) })
+	r.Value("checkoutd_db_read_batches_total", "Statements that read more than one session by id (batched reads, PostgreSQL).",
+		counter, func() float64 { return float64(o.store.Stats().ReadBatches) })
+	r.Value("checkoutd_db_batched_reads_total", "Sessions read by id in a shared statement (batched reads); divided by checkoutd_db_read_batches_total, the mean batch.",
+		counter, func() float64 { return float64(o.store.Stats().ReadBatched) })
 	r.Value("checkoutd_db_savepointed_batches_total", "Batches of group commit run with a savepoint per write, after a write failed in one run without.",
 		counter, func() float64 { return float64(o.store.Stats().Savepointed) })
 	r.Func("checkoutd_db_session_cache_lookups_total", "Sessions read by id (a retrieve, the payment page), by result: hit (from the session cache, SQLite served by this process) or miss (from the database). Absent without the cache (PostgreSQL).",

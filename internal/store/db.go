@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 
 	"github.com/checkoutd/checkoutd/checkout"
@@ -79,6 +80,10 @@ type Dialect struct {
 	// connection takes one at a time anyway; several on PostgreSQL. 0
 	// turns group commit off: each InTx is a transaction of its own.
 	Committers int
+	// Readers is how many batched reads of sessions run at once
+	// (readbatch.go); 0 turns batching off: each SessionGet is a
+	// statement of its own. The SQLite store caches sessions instead.
+	Readers int
 	// Copy, when set, writes rows into table in one statement of its own
 	// (PostgreSQL's COPY), atomic, on conn: far cheaper for the database
 	// than the INSERT of many rows it replaces (no statement to parse and
@@ -112,6 +117,9 @@ type DB struct {
 	// claimHook, when set (by tests), runs in DeliveryClaim between
 	// reading the candidates and leasing them.
 	claimHook func()
+	// readHook, when set (by tests), runs as a reader starts a batched
+	// read, with the number of reads it holds (readbatch.go).
+	readHook func(reads int)
 	// handoverHook, when set (by tests), fails a claim in create
 	// (handover.go) with its error.
 	handoverHook func() error
@@ -150,6 +158,16 @@ type DB struct {
 	inserts  insertQueries
 	combined atomic.Int64
 
+	// reads runs SessionGet's reads in shared statements (readbatch.go);
+	// readBatches and readBatched count the reads of more than one
+	// session and the sessions they read; readQueries keeps their texts.
+	reads                    *readers
+	readBatches, readBatched atomic.Int64
+	readQueries              struct {
+		mu sync.Mutex
+		m  map[int]string
+	}
+
 	// claimer, when set, is claimed for by the transactions that insert
 	// deliveries (handover.go).
 	claimer atomic.Pointer[claimerHolder]
@@ -171,6 +189,9 @@ func New(d Dialect, write, read *sql.DB) *DB {
 	db := &DB{dialect: d, write: write, read: read, stmts: stmtCache{off: !d.CacheStatements}}
 	if d.Committers > 0 {
 		db.startCommitters(d.Committers)
+	}
+	if d.Readers > 0 {
+		db.startReaders(d.Readers)
 	}
 	return db
 }
@@ -194,6 +215,7 @@ func (db *DB) Dialect() string { return db.dialect.Name }
 func (db *DB) Close() error {
 	db.closed.Store(true)
 	db.stopCommitters()
+	db.stopReaders()
 	var err error
 	for _, fn := range db.onClose {
 		err = errors.Join(err, fn())
@@ -268,6 +290,9 @@ type Stats struct {
 	// again after a write failed in a batch run without, or from the start
 	// after such a batch (groupcommit.go).
 	Savepointed int64
+	// ReadBatches counts the batched reads of sessions that read more
+	// than one (readbatch.go), ReadBatched the sessions they read.
+	ReadBatches, ReadBatched int64
 	// SessionCache is the session cache's (sessioncache.go), nil when the
 	// store has none (PostgreSQL, a SQLite file not served).
 	SessionCache *SessionCacheStats
@@ -296,6 +321,8 @@ func (db *DB) Stats() Stats {
 		Batches:     db.batches.Load(),
 		Savepointed: db.savepointed.Load(),
 		Batched:     db.batched.Load(),
+		ReadBatches: db.readBatches.Load(),
+		ReadBatched: db.readBatched.Load(),
 	}
 	if c := db.sessions; c != nil {
 		c.mu.Lock()

@@ -24,6 +24,23 @@ func SetSessionCacheBytes(db *DB, n int) { db.sessions.max = n }
 // SessionSize is the memory the session cache counts for s.
 func SessionSize(s *checkout.Session) int { return sessionSize(s) }
 
+// StartReaders has n readers batch db's reads of sessions (readbatch.go),
+// as PostgreSQL's store does, on a store that does not; it returns db's
+// number of readers.
+func StartReaders(db *DB, n int) int {
+	if db.reads == nil {
+		db.startReaders(n)
+	}
+	return db.reads.n
+}
+
+// SetReadHook makes each batched read of db call fn with the reads it
+// holds before it runs.
+func SetReadHook(db *DB, fn func(reads int)) { db.readHook = fn }
+
+// QueuedReads is the number of reads of sessions waiting for a reader.
+func QueuedReads(db *DB) int { return len(db.reads.queue) }
+
 // SetClaimHook makes DeliveryClaim call fn between reading its candidates
 // and leasing them, so that a test can change the rows in between, as
 // another node would.

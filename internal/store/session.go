@@ -54,12 +54,15 @@ func (db *DB) SessionGet(ctx context.Context, id string) (*checkout.Session, err
 		}
 		gen = c.generation()
 	}
-	s, err := scanSession(db.readRow(ctx, `SELECT `+sessionColumns+` FROM sessions WHERE id = $1`, id))
-	if errors.Is(err, sql.ErrNoRows) {
-		return nil, sessionNotFound(id)
+	var s *checkout.Session
+	var err error
+	if db.reads != nil {
+		s, err = db.sessionGetBatched(ctx, id) // readbatch.go
+	} else {
+		s, err = db.sessionRead(ctx, id)
 	}
 	if err != nil {
-		return nil, db.translate(err)
+		return nil, err
 	}
 	if c != nil {
 		if db.sessionReadHook != nil {
