@@ -54,6 +54,35 @@ func (c *fakeClaimer) Take(p store.ClaimParams, claims []*store.Claim) {
 	c.taken = append(c.taken, claims)
 }
 
+// takes returns how many Takes c has had.
+func (c *fakeClaimer) takes() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.taken)
+}
+
+// waitTakes waits until c has had n Takes: a batch hands its claims over
+// once its callers have their answers, so the Take may come after InTx
+// returned.
+func (c *fakeClaimer) waitTakes(t *testing.T, n int) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for c.takes() < n {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d Takes after 10 s; want %d", c.takes(), n)
+		}
+		time.Sleep(time.Millisecond) // waiting for a condition, not for time
+	}
+}
+
+// lastNil tells whether the last Take was of a transaction that handed
+// nothing over (nil).
+func (c *fakeClaimer) lastNil() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.taken) > 0 && c.taken[len(c.taken)-1] == nil
+}
+
 // last returns the delivery ids of the last Take.
 func (c *fakeClaimer) last() []string {
 	c.mu.Lock()
@@ -112,6 +141,7 @@ func TestClaimInCreate(t *testing.T) {
 		if err := db.InTx(ctx, func(tx checkout.Tx) error { return f.create(ctx, tx, i) }); err != nil {
 			t.Fatal(err)
 		}
+		c.waitTakes(t, 1)
 		if got, want := c.last(), []string{deliveryOf(i)}; !slices.Equal(got, want) {
 			t.Fatalf("handed over %v; want the new delivery %v", got, want)
 		}
@@ -124,12 +154,13 @@ func TestClaimInCreate(t *testing.T) {
 			i := f.add(t)
 			writes = append(writes, func(tx checkout.Tx) error { return f.create(ctx, tx, i) })
 		}
-		before := len(c.taken)
+		before := c.takes()
 		if errs, _ := batched(t, db, writes, nil); slices.ContainsFunc(errs, func(err error) bool { return err != nil }) {
 			t.Fatal(errs)
 		}
-		if len(c.taken) != before+1 || len(c.last()) != 0 {
-			t.Errorf("at the cap: %d Takes, last %v; want one, empty", len(c.taken)-before, c.last())
+		c.waitTakes(t, before+1)
+		if c.takes() != before+1 || len(c.last()) != 0 {
+			t.Errorf("at the cap: %d Takes, last %v; want one, empty", c.takes()-before, c.last())
 		}
 		// Under a cap of 4, the next batch leases three: the earliest due
 		// (the batch above), within the cap with the lease running.
@@ -139,9 +170,11 @@ func TestClaimInCreate(t *testing.T) {
 			i := f.add(t)
 			writes = append(writes, func(tx checkout.Tx) error { return f.create(ctx, tx, i) })
 		}
+		before = c.takes()
 		if errs, _ := batched(t, db, writes, nil); slices.ContainsFunc(errs, func(err error) bool { return err != nil }) {
 			t.Fatal(errs)
 		}
+		c.waitTakes(t, before+1)
 		want := []string{deliveryOf(2), deliveryOf(3), deliveryOf(1)}
 		if got := c.last(); len(got) != 3 || !slices.Equal(slices.Sorted(slices.Values(got)), slices.Sorted(slices.Values(want))) {
 			t.Errorf("handed over %v; want the earliest due, %v", got, want)
@@ -169,7 +202,7 @@ func TestClaimInCreate(t *testing.T) {
 		c.perEndpoint = 100
 		store.SetHandoverHook(db, func() error { return errors.New("claim broken") })
 		i = f.add(t)
-		taken := len(c.taken)
+		taken := c.takes()
 		if err := db.InTx(ctx, func(tx checkout.Tx) error { return f.create(ctx, tx, i) }); err != nil {
 			t.Fatalf("write whose claim failed = %v; want it committed", err)
 		}
@@ -177,8 +210,8 @@ func TestClaimInCreate(t *testing.T) {
 		if !f.committed(t, db, i) {
 			t.Error("write whose claim failed not committed")
 		}
-		if len(c.taken) != taken+1 || c.taken[len(c.taken)-1] != nil {
-			t.Errorf("claim failed: Takes %d, last %v; want one, nil", len(c.taken)-taken, c.last())
+		if c.takes() != taken+1 || !c.lastNil() {
+			t.Errorf("claim failed: Takes %d, last %v; want one, nil", c.takes()-taken, c.last())
 		}
 		cs, err := db.DeliveryClaim(ctx, store.ClaimParams{Owner: "other", Now: c.at, LeaseUntil: c.at.Add(time.Minute), Limit: 100, PerEndpoint: 100})
 		if err != nil {
@@ -189,13 +222,15 @@ func TestClaimInCreate(t *testing.T) {
 		}
 
 		// No free worker: no claim.
+		c.mu.Lock()
 		c.free = 0
-		taken = len(c.taken)
+		c.mu.Unlock()
+		taken = c.takes()
 		i = f.add(t)
 		if err := db.InTx(ctx, func(tx checkout.Tx) error { return f.create(ctx, tx, i) }); err != nil {
 			t.Fatal(err)
 		}
-		if len(c.taken) != taken {
+		if c.takes() != taken {
 			t.Errorf("a Take without a free worker")
 		}
 		if len(c.reserved) != 0 {
