@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"runtime"
 	"strings"
 	"sync"
 	"time"
@@ -20,7 +21,8 @@ import (
 // end) is most of a one-row read by primary key, and a batch pays it once.
 //
 // Nothing waits to fill a batch: a read waits only for the read ahead of
-// it on its reader, so a lone read costs what it did, and under load the
+// it on its reader (and the reader lets the goroutines ready to run go
+// first, readLoop), so a lone read costs what it did, and under load the
 // batch grows with the queue (up to MaxReadBatch).
 //
 // A batched read sees what a read of its own would have. Its statement
@@ -135,6 +137,13 @@ func (db *DB) readLoop(r *readers) {
 		case <-r.stop:
 			return
 		}
+		// Let the goroutines ready to run (requests on their way to a
+		// read) go first, so that they join this batch rather than make
+		// the next: a pass of the scheduler, not a wait; it costs a lone
+		// read nothing on an idle machine. Retrieves went from about
+		// 19,100 a second to 20,500–21,300 (bench, alternating builds);
+		// the same in the committers' loop did not speed creates.
+		runtime.Gosched()
 	fill:
 		for len(batch) < MaxReadBatch {
 			select {
