@@ -96,25 +96,44 @@ type committers struct {
 	// urgent holds the writes that go before the queue (inTxUrgent).
 	urgent chan *writeReq
 	queue  chan *writeReq
-	stop   chan struct{}
-	exited chan struct{}
+	*loops
+}
+
+// loops are goroutines that run a loop until they are stopped: the
+// committers, and the readers of batched reads (readbatch.go).
+type loops struct {
+	stop   chan struct{} // closed: each loop returns once its work is done
+	exited chan struct{} // closed when every loop has returned
 	once   sync.Once
+}
+
+// newLoops returns loops to start.
+func newLoops() *loops { return &loops{stop: make(chan struct{}), exited: make(chan struct{})} }
+
+// start runs loop in n goroutines.
+func (l *loops) start(n int, loop func()) {
+	var wg sync.WaitGroup
+	for range n {
+		wg.Go(loop)
+	}
+	go func() {
+		wg.Wait()
+		close(l.exited)
+	}()
+}
+
+// close stops the loops and waits for them to return.
+func (l *loops) close() {
+	l.once.Do(func() { close(l.stop) })
+	<-l.exited
 }
 
 // startCommitters starts n committers on db's write pool: one on SQLite,
 // whose single write connection makes writers take turns anyway; several
 // on PostgreSQL, whose transactions run side by side.
 func (db *DB) startCommitters(n int) {
-	c := &committers{urgent: make(chan *writeReq, MaxBatch), queue: make(chan *writeReq, 4*MaxBatch),
-		stop: make(chan struct{}), exited: make(chan struct{})}
-	var wg sync.WaitGroup
-	for range n {
-		wg.Go(func() { db.commitLoop(c) })
-	}
-	go func() {
-		wg.Wait()
-		close(c.exited)
-	}()
+	c := &committers{urgent: make(chan *writeReq, MaxBatch), queue: make(chan *writeReq, 4*MaxBatch), loops: newLoops()}
+	c.start(n, func() { db.commitLoop(c) })
 	db.group = c
 }
 
@@ -122,11 +141,9 @@ func (db *DB) startCommitters(n int) {
 // A write queued and not taken is answered with service_unavailable, as
 // a write on a closed pool is.
 func (db *DB) stopCommitters() {
-	if db.group == nil {
-		return
+	if db.group != nil {
+		db.group.close()
 	}
-	db.group.once.Do(func() { close(db.group.stop) })
-	<-db.group.exited
 }
 
 // InTx runs fn in a write transaction, which it shares with other writes

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"runtime"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/checkoutd/checkoutd/checkout"
@@ -67,34 +66,23 @@ type readResult struct {
 
 // readers are the goroutines that run batched reads.
 type readers struct {
-	n      int
-	queue  chan *readReq
-	stop   chan struct{}
-	exited chan struct{}
-	once   sync.Once
+	n     int
+	queue chan *readReq
+	*loops
 }
 
 // startReaders starts n readers on db's read pool.
 func (db *DB) startReaders(n int) {
-	r := &readers{n: n, queue: make(chan *readReq, 4*MaxReadBatch), stop: make(chan struct{}), exited: make(chan struct{})}
-	var wg sync.WaitGroup
-	for range n {
-		wg.Go(func() { db.readLoop(r) })
-	}
-	go func() {
-		wg.Wait()
-		close(r.exited)
-	}()
+	r := &readers{n: n, queue: make(chan *readReq, 4*MaxReadBatch), loops: newLoops()}
+	r.start(n, func() { db.readLoop(r) })
 	db.reads = r
 }
 
 // stopReaders stops the readers once their reads are answered.
 func (db *DB) stopReaders() {
-	if db.reads == nil {
-		return
+	if db.reads != nil {
+		db.reads.close()
 	}
-	db.reads.once.Do(func() { close(db.reads.stop) })
-	<-db.reads.exited
 }
 
 // sessionGetBatched is SessionGet through the readers.
