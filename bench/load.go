@@ -46,6 +46,11 @@ type result struct {
 	latencies []time.Duration // of every successful request, sorted
 	bytes     int64           // response body bytes of the successful requests
 	window    time.Duration
+	// batch is checkoutd's mean shared batch during the row and its
+	// warm-up: writes per shared transaction (group commit) for a create,
+	// reads of sessions per shared statement (batched reads) for a
+	// retrieve; 0 when none was shared or the target is not checkoutd.
+	batch float64
 }
 
 // rps is successful requests per second.

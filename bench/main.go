@@ -338,10 +338,14 @@ func measure(ctx context.Context, cfg *config, t *target, record func(op string,
 	if err != nil {
 		return err
 	}
+	before := t.stats()
 	res, err := runLoad(ctx, client, lc, func(int, int) (*http.Request, error) { return t.createRequest(ctx) })
 	stop()
 	if err != nil {
 		return err
+	}
+	if after := t.stats(); after.Batches > before.Batches {
+		res.batch = float64(after.Batched-before.Batched) / float64(after.Batches-before.Batches)
 	}
 	record("create", res)
 
@@ -352,6 +356,7 @@ func measure(ctx context.Context, cfg *config, t *target, record func(op string,
 	if stop, err = profileRow(cfg, t.name, "retrieve"); err != nil {
 		return err
 	}
+	before = t.stats()
 	res, err = runLoad(ctx, client, lc, func(w, n int) (*http.Request, error) {
 		// Workers start apart in the pool and walk it round robin.
 		return t.retrieveRequest(ctx, ids[(w*len(ids)/cfg.concurrency+n)%len(ids)])
@@ -359,6 +364,9 @@ func measure(ctx context.Context, cfg *config, t *target, record func(op string,
 	stop()
 	if err != nil {
 		return err
+	}
+	if after := t.stats(); after.ReadBatches > before.ReadBatches {
+		res.batch = float64(after.ReadBatched-before.ReadBatched) / float64(after.ReadBatches-before.ReadBatches)
 	}
 	record("retrieve", res)
 	return nil

@@ -97,7 +97,12 @@ type row struct {
 	// LogsDropped counts the request logs checkoutd's writer had dropped,
 	// its buffer full, by the end of the row (checkoutd only).
 	LogsDropped *int64 `json:"request_logs_dropped,omitempty"`
-	FirstError  string `json:"first_error,omitempty"`
+	// MeanBatch is checkoutd's mean shared batch during the row and its
+	// warm-up: writes per shared transaction (group commit) for a create,
+	// sessions per shared read (batched reads, PostgreSQL) for a retrieve;
+	// absent when nothing was shared.
+	MeanBatch  *float64 `json:"mean_batch,omitempty"`
+	FirstError string   `json:"first_error,omitempty"`
 }
 
 func newReport(cfg *config) *report {
@@ -135,6 +140,9 @@ func (r *report) add(t *target, op string, res *result) {
 	if t.dropped != nil {
 		d := t.dropped()
 		rw.LogsDropped = &d
+	}
+	if res.batch > 0 {
+		rw.MeanBatch = &res.batch
 	}
 	r.Rows = append(r.Rows, rw)
 }
@@ -247,14 +255,14 @@ func (r *report) print(w io.Writer) error {
 	}
 	b.WriteString("\n")
 	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "target     \top      \trequests\treq/s\tp50 ms\tp99 ms\terrors\tvs bare\tvs stripe-mock\tbody B\tlogs dropped\t")
+	fmt.Fprintln(tw, "target     \top      \trequests\treq/s\tp50 ms\tp99 ms\terrors\tvs bare\tvs stripe-mock\tbody B\tlogs dropped\tbatch\t")
 	for _, rw := range r.Rows {
 		if rw.Skipped != "" {
 			fmt.Fprintf(tw, "%-11s\t%-8s\tskipped\t\n", rw.Target, "-")
 			continue
 		}
-		fmt.Fprintf(tw, "%-11s\t%-8s\t%d\t%.0f\t%.2f\t%.2f\t%d\t%s\t%s\t%d\t%s\t\n",
-			rw.Target, rw.Op, rw.Requests, rw.RPS, rw.P50ms, rw.P99ms, rw.Errors, percent(rw.VsBare), times(rw.VsStripeMock), rw.BodyBytes, count(rw.LogsDropped))
+		fmt.Fprintf(tw, "%-11s\t%-8s\t%d\t%.0f\t%.2f\t%.2f\t%d\t%s\t%s\t%d\t%s\t%s\t\n",
+			rw.Target, rw.Op, rw.Requests, rw.RPS, rw.P50ms, rw.P99ms, rw.Errors, percent(rw.VsBare), times(rw.VsStripeMock), rw.BodyBytes, count(rw.LogsDropped), mean(rw.MeanBatch))
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -432,6 +440,13 @@ func count(v *int64) string {
 		return "-"
 	}
 	return fmt.Sprint(*v)
+}
+
+func mean(v *float64) string {
+	if v == nil {
+		return "-"
+	}
+	return fmt.Sprintf("%.1f", *v)
 }
 
 // printDeliveries writes the delivery-list table.

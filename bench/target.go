@@ -152,6 +152,15 @@ func newLogger(stderr io.Writer) *slog.Logger {
 // onClose adds fn to what close undoes, last first.
 func (t *target) onClose(fn func() error) { t.stops = append(t.stops, fn) }
 
+// stats are the store's counts (group commit's and batched reads'), zero
+// for a target that is not checkoutd.
+func (t *target) stats() store.Stats {
+	if t.db == nil {
+		return store.Stats{}
+	}
+	return t.db.Stats()
+}
+
 // close stops the target and removes what it made.
 func (t *target) close() error {
 	var errs []error
