@@ -5,7 +5,9 @@ import (
 	"database/sql"
 	"errors"
 	"runtime"
+	"slices"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/checkoutd/checkoutd/checkout"
@@ -36,10 +38,12 @@ import (
 // statement (the database unreachable) is every caller's.
 //
 // The caller's context bounds its wait: a caller whose context ends is
-// answered with that at once, and its read, if it was taken, runs without
-// it. The statement runs with a context of its own, bounded by
-// ReadBatchTimeout, so that one caller leaving does not cancel the others'
-// read.
+// answered with that at once. A read whose caller has left before its
+// reader takes it is not run. The statement runs with a context of its
+// own, bounded by ReadBatchTimeout, so that one caller leaving does not
+// cancel the others' read, and canceled when every caller of the batch has
+// left: a statement stuck on a broken connection holds its reader no
+// longer than its callers wait.
 //
 // The SQLite store keeps a session cache instead (sessioncache.go), and
 // its reads are in the process: it does not batch.
@@ -54,6 +58,7 @@ const ReadBatchTimeout = 30 * time.Second
 
 // readReq is one SessionGet waiting for a reader.
 type readReq struct {
+	ctx  context.Context // the caller's
 	id   string
 	done chan readResult
 }
@@ -91,7 +96,7 @@ func (db *DB) sessionGetBatched(ctx context.Context, id string) (*checkout.Sessi
 	if err := ctx.Err(); err != nil {
 		return nil, db.translate(err)
 	}
-	req := &readReq{id: id, done: make(chan readResult, 1)}
+	req := &readReq{ctx: ctx, id: id, done: make(chan readResult, 1)}
 	select {
 	case r.queue <- req:
 	case <-ctx.Done():
@@ -152,8 +157,25 @@ func (db *DB) readBatch(batch []*readReq) {
 	if db.readHook != nil {
 		db.readHook(len(batch))
 	}
+	// Reads whose callers have left are not run; the statement runs as
+	// long as one caller still waits for it, so that it never outlives
+	// them all (a read of its own ran with its caller's context).
+	batch = slices.DeleteFunc(batch, func(req *readReq) bool { return req.ctx.Err() != nil })
+	if len(batch) == 0 {
+		return
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), ReadBatchTimeout)
 	defer cancel()
+	var waiting atomic.Int64
+	waiting.Store(int64(len(batch)))
+	for _, req := range batch {
+		stop := context.AfterFunc(req.ctx, func() {
+			if waiting.Add(-1) == 0 {
+				cancel()
+			}
+		})
+		defer stop()
+	}
 	if len(batch) == 1 {
 		s, err := db.sessionRead(ctx, batch[0].id)
 		batch[0].done <- readResult{s, err}

@@ -2,6 +2,7 @@ package store_test
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"sync"
@@ -17,7 +18,7 @@ import (
 // readFixture opens a store whose reads of sessions are batched (as
 // PostgreSQL's are; on SQLite, a file not served, so not cached) with n
 // sessions of one store, and a pool to change rows behind its back.
-func readFixture(t *testing.T, name string, n int) (*store.DB, func(q string, args ...any), []*checkout.Session) {
+func readFixture(t *testing.T, name string, n int) (*store.DB, *sql.DB, []*checkout.Session) {
 	t.Helper()
 	ctx := context.Background()
 	db, raw := openRaw(t, name)
@@ -48,13 +49,7 @@ func readFixture(t *testing.T, name string, n int) (*store.DB, func(q string, ar
 	if err != nil {
 		t.Fatal(err)
 	}
-	exec := func(q string, args ...any) {
-		t.Helper()
-		if _, err := raw.ExecContext(ctx, q, args...); err != nil {
-			t.Fatalf("%s: %v", q, err)
-		}
-	}
-	return db, exec, sessions
+	return db, raw, sessions
 }
 
 // readsHeld is a store's readers, each held in a read of its own until
@@ -189,8 +184,10 @@ func TestBatchedReads(t *testing.T) {
 func TestBatchedReadUnreadableRowFailsAlone(t *testing.T) {
 	for _, name := range storetest.Databases {
 		t.Run(name, func(t *testing.T) {
-			db, exec, ss := readFixture(t, name, 5)
-			exec(`UPDATE sessions SET items = 'not json' WHERE id = $1`, ss[2].ID)
+			db, raw, ss := readFixture(t, name, 5)
+			if _, err := raw.Exec(`UPDATE sessions SET items = 'not json' WHERE id = $1`, ss[2].ID); err != nil {
+				t.Fatal(err)
+			}
 			h := holdReaders(t, db, ss[4].ID)
 			ids := []string{ss[0].ID, ss[1].ID, ss[2].ID, ss[3].ID}
 			out := readTogether(t, db, h, ids)
@@ -316,5 +313,88 @@ func TestBatchedReadClose(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// A read whose caller left before a reader took it is not run, and a
+// statement whose callers have all left is canceled: a read stuck behind a
+// lock (or a broken connection) holds its reader no longer than its callers
+// wait. PostgreSQL only: a lock there blocks a read, as none does on SQLite.
+func TestBatchedReadStopsWhenItsCallersLeave(t *testing.T) {
+	ctx := context.Background()
+	db, raw, ss := readFixture(t, "postgres", 3)
+
+	// Left before a reader took them: not run.
+	h := holdReaders(t, db, ss[2].ID)
+	before := db.Stats()
+	gone, cancel := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	for i := range 2 {
+		wg.Go(func() {
+			if _, err := db.SessionGet(gone, ss[i].ID); !errors.Is(err, context.Canceled) {
+				t.Errorf("read whose caller left = %v; want its context's error", err)
+			}
+		})
+	}
+	queued(t, db, 2)
+	cancel()
+	wg.Wait()
+	h.release()
+	h.wg.Wait()
+	// Each caller's leaving counts once; a statement run for them would
+	// count a batch, and its cancellation once more.
+	if s := db.Stats(); s.ReadBatches != before.ReadBatches || s.Canceled != before.Canceled+2 {
+		t.Errorf("%d batches, %d canceled after two reads whose callers left; want 0 and 2 (no statement run for them)",
+			s.ReadBatches-before.ReadBatches, s.Canceled-before.Canceled)
+	}
+
+	// Stuck behind a lock when its caller leaves: canceled, not left to
+	// ReadBatchTimeout (30 s).
+	tx, err := raw.BeginTx(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback()
+	if _, err := tx.ExecContext(ctx, `LOCK TABLE sessions IN ACCESS EXCLUSIVE MODE`); err != nil {
+		t.Fatal(err)
+	}
+	leaving, leave := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() {
+		_, err := db.SessionGet(leaving, ss[0].ID)
+		done <- err
+	}()
+	blocked := func() int {
+		var n int
+		err := raw.QueryRowContext(ctx, `SELECT COUNT(*) FROM pg_stat_activity
+			WHERE wait_event_type = 'Lock' AND query LIKE '%FROM sessions WHERE id%' AND pid <> pg_backend_pid()`).Scan(&n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	waitFor(t, "the read to wait for the lock", func() bool { return blocked() > 0 })
+	leave()
+	if err := <-done; !errors.Is(err, context.Canceled) {
+		t.Errorf("read whose caller left = %v; want its context's error", err)
+	}
+	waitFor(t, "the statement to be canceled", func() bool { return blocked() == 0 })
+	if err := tx.Rollback(); err != nil {
+		t.Fatal(err)
+	}
+	if s, err := db.SessionGet(ctx, ss[1].ID); err != nil || s.ID != ss[1].ID {
+		t.Errorf("read after = %v, %v; want the session", s, err)
+	}
+}
+
+// waitFor waits until cond holds, for at most 10 s.
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("waited 10 s for %s", what)
+		}
+		time.Sleep(time.Millisecond) // waiting for a condition, not for time
 	}
 }
