@@ -220,28 +220,28 @@ func (db *DB) commitLoop(c *committers) {
 				return
 			}
 		}
-	fillUrgent:
-		for len(batch) < MaxBatch {
-			select {
-			case r := <-c.urgent:
-				batch = append(batch, r)
-				urgent = true
-			default:
-				break fillUrgent
-			}
-		}
-	fill:
-		for !urgent && len(batch) < MaxBatch {
-			select {
-			case r := <-c.queue:
-				batch = append(batch, r)
-			default:
-				break fill
-			}
+		n := len(batch)
+		batch = fillFrom(batch, c.urgent, MaxBatch)
+		if urgent = urgent || len(batch) > n; !urgent {
+			batch = fillFrom(batch, c.queue, MaxBatch)
 		}
 		db.commitBatch(batch)
 		clear(batch)
 	}
+}
+
+// fillFrom appends to batch what ch holds, up to max in all, without
+// waiting for more.
+func fillFrom[T any](batch []T, ch <-chan T, max int) []T {
+	for len(batch) < max {
+		select {
+		case v := <-ch:
+			batch = append(batch, v)
+		default:
+			return batch
+		}
+	}
+	return batch
 }
 
 // commitBatch runs the writes of batch and answers each.

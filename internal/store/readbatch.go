@@ -137,15 +137,7 @@ func (db *DB) readLoop(r *readers) {
 		// 19,100 a second to 20,500–21,300 (bench, alternating builds);
 		// the same in the committers' loop did not speed creates.
 		runtime.Gosched()
-	fill:
-		for len(batch) < MaxReadBatch {
-			select {
-			case req := <-r.queue:
-				batch = append(batch, req)
-			default:
-				break fill
-			}
-		}
+		batch = fillFrom(batch, r.queue, MaxReadBatch)
 		db.readBatch(batch)
 		clear(batch)
 	}
