@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -355,6 +356,12 @@ func TestListenAcrossServiceRestart(t *testing.T) {
 	waitFor(t, "listen to connect", 30*time.Second, func() bool { return strings.Contains(l.errOut.String(), "Connected") })
 	createSessions(t, p, st.ID, key.Secret, 1)
 	waitFor(t, "the first event", 30*time.Second, func() bool { return len(local.events()) == 1 })
+	// listen reports the local answer to the service after it; stopped
+	// before the report lands, the service leaves listen retrying the
+	// report (for up to a minute, so that the event is not forwarded
+	// again), not reconnecting yet.
+	reported := regexp.MustCompile(`msg=request method=POST path=\S+/deliveries/whd_\S+ status=200`)
+	waitFor(t, "listen to report the first event's result", 30*time.Second, func() bool { return reported.MatchString(p.log.String()) })
 
 	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
