@@ -10,7 +10,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"sync/atomic"
 
 	"github.com/checkoutd/checkoutd/checkout"
@@ -153,20 +152,18 @@ type DB struct {
 	// (keysUsedApart).
 	keysUsed keyUses
 
-	// inserts keeps the texts of the combined inserts; combined counts
-	// their statements (deferred.go).
+	// inserts keeps the texts of the combined inserts and the batched
+	// reads; combined counts the combined inserts' statements
+	// (deferred.go).
 	inserts  insertQueries
 	combined atomic.Int64
 
 	// reads runs SessionGet's reads in shared statements (readbatch.go);
 	// readBatches and readBatched count the reads of more than one
-	// session and the sessions they read; readQueries keeps their texts.
+	// session and the sessions they read (their texts are kept in
+	// inserts).
 	reads                    *readers
 	readBatches, readBatched atomic.Int64
-	readQueries              struct {
-		mu sync.Mutex
-		m  map[int]string
-	}
 
 	// claimer, when set, is claimed for by the transactions that insert
 	// deliveries (handover.go).

@@ -114,45 +114,53 @@ func (tx *Tx) flush(ctx context.Context) error {
 // flushFailed tells whether a combined statement of tx failed.
 func (tx *Tx) flushFailed() bool { return tx.deferred != nil && tx.deferred.err != nil }
 
-// insertKey names the text of an INSERT of rows rows.
+// insertKey names a text kept in insertQueries: its head and its number
+// of rows (or ids).
 type insertKey struct {
 	head string
 	rows int
 }
 
-// insertQueries keeps the texts insertQuery built, by dialect: a text per
-// table and number of rows.
+// insertQueries keeps the statement texts built for a number of rows (or
+// ids), by dialect: the combined inserts' (insertQuery) and the batched
+// reads' (readbatch.go).
 type insertQueries struct {
 	mu sync.Mutex
 	m  map[insertKey]string
 }
 
+// get returns the text of k, built once by build.
+func (q *insertQueries) get(k insertKey, build func() string) string {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if text, ok := q.m[k]; ok {
+		return text
+	}
+	if q.m == nil {
+		q.m = map[insertKey]string{}
+	}
+	q.m[k] = build()
+	return q.m[k]
+}
+
 // insertQuery returns head followed by rows tuples of ncols parameters.
 func (db *DB) insertQuery(head string, ncols, rows int) string {
-	k := insertKey{head, rows}
-	db.inserts.mu.Lock()
-	defer db.inserts.mu.Unlock()
-	if q, ok := db.inserts.m[k]; ok {
-		return q
-	}
-	var b strings.Builder
-	b.WriteString(head)
-	for r := range rows {
-		if r > 0 {
-			b.WriteString(", ")
-		}
-		b.WriteByte('(')
-		for c := range ncols {
-			if c > 0 {
+	return db.inserts.get(insertKey{head, rows}, func() string {
+		var b strings.Builder
+		b.WriteString(head)
+		for r := range rows {
+			if r > 0 {
 				b.WriteString(", ")
 			}
-			b.WriteString(db.dialect.Param(r*ncols + c + 1))
+			b.WriteByte('(')
+			for c := range ncols {
+				if c > 0 {
+					b.WriteString(", ")
+				}
+				b.WriteString(db.dialect.Param(r*ncols + c + 1))
+			}
+			b.WriteByte(')')
 		}
-		b.WriteByte(')')
-	}
-	if db.inserts.m == nil {
-		db.inserts.m = map[insertKey]string{}
-	}
-	db.inserts.m[k] = b.String()
-	return db.inserts.m[k]
+		return b.String()
+	})
 }

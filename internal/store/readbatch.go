@@ -248,23 +248,17 @@ func (db *DB) sessionsRead(ctx context.Context, ids []any) (map[string]*checkout
 
 // sessionsReadQuery returns the SELECT of n sessions by id.
 func (db *DB) sessionsReadQuery(n int) string {
-	db.readQueries.mu.Lock()
-	defer db.readQueries.mu.Unlock()
-	if q, ok := db.readQueries.m[n]; ok {
-		return q
-	}
-	var b strings.Builder
-	b.WriteString(`SELECT ` + sessionColumns + ` FROM sessions WHERE id IN (`)
-	for i := range n {
-		if i > 0 {
-			b.WriteString(", ")
+	head := `SELECT ` + sessionColumns + ` FROM sessions WHERE id IN (`
+	return db.inserts.get(insertKey{head, n}, func() string {
+		var b strings.Builder
+		b.WriteString(head)
+		for i := range n {
+			if i > 0 {
+				b.WriteString(", ")
+			}
+			b.WriteString(db.dialect.Param(i + 1))
 		}
-		b.WriteString(db.dialect.Param(i + 1))
-	}
-	b.WriteByte(')')
-	if db.readQueries.m == nil {
-		db.readQueries.m = map[int]string{}
-	}
-	db.readQueries.m[n] = b.String()
-	return db.readQueries.m[n]
+		b.WriteByte(')')
+		return b.String()
+	})
 }
