@@ -88,6 +88,13 @@ type Dialect struct {
 	// than the INSERT of many rows it replaces (no statement to parse and
 	// plan, thousands of parameters). Nil: the INSERT.
 	Copy func(ctx context.Context, conn *sql.Conn, table string, columns []string, rows [][]any) error
+	// Pipeline, when set, runs stmts in order on conn in one round trip,
+	// each only if those before it succeeded, calling a statement's Scan
+	// for each of its rows. It returns each statement's rows affected and
+	// the index of the one that failed (len(stmts) when none did). Write
+	// transactions then send their BEGIN and COMMIT with other statements
+	// (pipetx.go). Nil: a round trip a statement.
+	Pipeline func(ctx context.Context, conn *sql.Conn, stmts []PipeStmt) (affected []int64, failed int, err error)
 	// Retryable reports whether a write failed only because it lost a
 	// race with another transaction (a deadlock, a serialization failure):
 	// run again alone, it succeeds. Nil: none does.
@@ -113,6 +120,9 @@ type DB struct {
 	// commitHook, when set (by tests), runs when a write transaction has
 	// committed, before what its end does (Tx.end) and its callers hear.
 	commitHook func()
+	// pipelineHook, when set (by tests), is given the statements of each
+	// round trip of a pipelined transaction (pipetx.go).
+	pipelineHook func(queries []string)
 	// claimHook, when set (by tests), runs in DeliveryClaim between
 	// reading the candidates and leasing them.
 	claimHook func()
@@ -353,7 +363,7 @@ func (db *DB) Stats() Stats {
 // Tx is a write transaction of a DB.
 type Tx struct {
 	db     *DB
-	tx     *sql.Tx
+	tx     *wtx
 	ctx    context.Context // in a batch, the committer's (Tx.context)
 	missed []string        // queries run unprepared, to prepare after the transaction
 	// enabled holds EndpointListEnabled's lists, by store and mode, until

@@ -92,23 +92,62 @@ func (tx *Tx) flush(ctx context.Context) error {
 	if p.rows == 0 || p.err != nil {
 		return p.err
 	}
-	p.rows = 0 // before exec, which flushes first: nothing then
+	kept := tx.kept()      // before exec, which flushes first: nothing then
+	if tx.tx.conn != nil { // pipelined: all in one round trip (pipetx.go)
+		if _, _, err := tx.tx.pipeline(tx.context(ctx), kept...); err != nil {
+			p.err = err
+			return err
+		}
+		return nil
+	}
+	for _, s := range kept {
+		if _, err := tx.exec(ctx, s.Query, s.Args...); err != nil {
+			p.err = err
+			return err
+		}
+	}
+	return nil
+}
+
+// kept returns the rows kept as combined statements, table by table, and
+// forgets them.
+func (tx *Tx) kept() []PipeStmt {
+	p := tx.deferred
+	if p == nil || p.rows == 0 {
+		return nil
+	}
+	p.rows = 0
+	var stmts []PipeStmt
 	for i := range p.tables {
 		d := &p.tables[i]
 		if len(d.args) == 0 {
 			continue
 		}
 		for chunk := range slices.Chunk(d.args, deferredChunk*d.ncols) {
-			if _, err := tx.exec(ctx, tx.db.insertQuery(d.head, d.ncols, len(chunk)/d.ncols), chunk...); err != nil {
-				p.err = err
-				return err
-			}
+			stmts = append(stmts, PipeStmt{Query: tx.db.insertQuery(d.head, d.ncols, len(chunk)/d.ncols), Args: chunk})
 			tx.db.combined.Add(1)
 		}
-		clear(d.args) // the values go with the statement
-		d.args = d.args[:0]
+		d.args = nil // the values go with the statements
 	}
-	return nil
+	return stmts
+}
+
+// commit writes the rows kept and commits: on a dialect that pipelines, in
+// one round trip (pipetx.go). flushFailed tells that a combined statement
+// failed, as flush would have: then nothing was written.
+func (tx *Tx) commit(ctx context.Context) (flushFailed bool, err error) {
+	if tx.tx.sqlTx != nil || tx.flushFailed() {
+		if err := tx.flush(ctx); err != nil { // prepared statements, cached (stmt.go)
+			return true, err
+		}
+		_, err := tx.tx.commit(ctx, nil)
+		return false, err
+	}
+	flushFailed, err = tx.tx.commit(tx.context(ctx), tx.kept())
+	if flushFailed {
+		tx.deferred.err = err
+	}
+	return flushFailed, err
 }
 
 // flushFailed tells whether a combined statement of tx failed.

@@ -190,3 +190,17 @@ func CombinedStatements(db *DB) int64 { return db.combined.Load() }
 // SetHandoverHook has each claim in create fail with fn's error, when not
 // nil (handover.go).
 func SetHandoverHook(db *DB, fn func() error) { db.handoverHook = fn }
+
+// SetPipelineHook has fn given the statements of each round trip of a
+// pipelined transaction (pipetx.go).
+func SetPipelineHook(db *DB, fn func(queries []string)) { db.pipelineHook = fn }
+
+// SetMaxConns bounds db's write pool (on PostgreSQL, its one pool).
+func SetMaxConns(db *DB, n int) { db.write.SetMaxOpenConns(n) }
+
+// BackendPID returns the process id of the PostgreSQL backend that runs a
+// write transaction.
+func BackendPID(ctx context.Context, db *DB) (pid int, err error) {
+	err = db.InTx(ctx, func(tx checkout.Tx) error { return tx.(*Tx).row(ctx, "SELECT pg_backend_pid()").Scan(&pid) })
+	return pid, err
+}

@@ -311,11 +311,11 @@ func (db *DB) runBatch(batch []*writeReq, savepoints bool) (results []writeResul
 	defer cancel()
 	results = make([]writeResult, len(batch))
 	retry = make([]bool, len(batch))
-	sqlTx, err := db.write.BeginTx(ctx, nil)
+	w, err := db.beginWrite(ctx)
 	if err != nil {
 		return results, retry, false, nil, db.translate(err)
 	}
-	tx := &Tx{db: db, tx: sqlTx, ctx: ctx}
+	tx := &Tx{db: db, tx: w, ctx: ctx}
 	if !savepoints {
 		tx.deferred = &deferredInserts{} // deferred.go
 	}
@@ -323,11 +323,11 @@ func (db *DB) runBatch(batch []*writeReq, savepoints bool) (results []writeResul
 	// transaction's connection must be back in the pool, or on SQLite,
 	// whose pool has the one write connection, it waits for itself.
 	defer func() { db.prepareMissed(ctx, tx.missed) }()
-	defer tx.end()         // once committed or rolled back, before any caller is answered
-	defer sqlTx.Rollback() // after Commit it does nothing
+	defer tx.end()  // once committed or rolled back, before any caller is answered
+	defer w.close() // rolls back what did not commit
 	for i, r := range batch {
 		if savepoints {
-			if _, err := sqlTx.ExecContext(ctx, "SAVEPOINT w"); err != nil {
+			if _, err := w.ExecContext(ctx, "SAVEPOINT w"); err != nil {
 				return results, retry, failed, nil, db.translate(err)
 			}
 		}
@@ -343,7 +343,7 @@ func (db *DB) runBatch(batch []*writeReq, savepoints bool) (results []writeResul
 		if !savepoints {
 			return nil, nil, true, nil, nil // rolled back by the deferred Rollback
 		}
-		if _, err := sqlTx.ExecContext(ctx, "ROLLBACK TO SAVEPOINT w"); err != nil {
+		if _, err := w.ExecContext(ctx, "ROLLBACK TO SAVEPOINT w"); err != nil {
 			return results, retry, failed, nil, db.translate(err)
 		}
 		// The rollback freed the locks the function took, those of the
@@ -360,11 +360,12 @@ func (db *DB) runBatch(batch []*writeReq, savepoints bool) (results []writeResul
 			return nil, nil, true, nil, nil // run again with savepoints, without the claim
 		}
 	}
-	if tx.flush(ctx) != nil {
+	flushFailed, err := tx.commit(ctx)
+	if flushFailed {
 		h.end(false)
 		return nil, nil, true, nil, nil // the rows kept broke a constraint: run again with savepoints
 	}
-	if err = db.translate(sqlTx.Commit()); err != nil {
+	if err = db.translate(err); err != nil {
 		h.end(false)
 		return results, retry, failed, nil, err
 	}
@@ -404,35 +405,33 @@ func (db *DB) inTxAlone(ctx context.Context, fn func(checkout.Tx) error) error {
 // runAlone is inTxAlone's transaction, with the claim in create or not. It
 // reports whether the claim failed (then nothing was written).
 func (db *DB) runAlone(ctx context.Context, fn func(checkout.Tx) error, claim bool) (claimFailed bool, _ error) {
-	sqlTx, err := db.write.BeginTx(ctx, nil)
+	w, err := db.beginWrite(ctx)
 	if err != nil {
 		return false, db.translate(err)
 	}
 	// Its inserts are combined too (deferred.go): a create's deliveries, one
 	// per endpoint, in one statement. A combined statement's error is fn's,
 	// whatever fn made of it.
-	tx := &Tx{db: db, tx: sqlTx, deferred: &deferredInserts{}}
+	tx := &Tx{db: db, tx: w, deferred: &deferredInserts{}}
 	// Runs after the Rollback below (defers run last first): the
 	// transaction's connection must be back in the pool.
 	defer func() { db.prepareMissed(ctx, tx.missed) }()
 	defer tx.end() // once committed or rolled back, before the caller is answered
 	// Deferred so that a panicking fn does not leave the transaction open,
 	// holding its locks and its connection (on SQLite, the only writer)
-	// after a recover upstream. After Commit it does nothing.
-	defer sqlTx.Rollback()
+	// after a recover upstream. After a commit it does nothing.
+	defer w.close()
 	if err := fn(tx); err != nil {
 		return false, db.translate(err)
 	}
-	if err := tx.flush(ctx); err != nil {
-		return false, db.translate(err)
-	}
 	var h *handover
-	if claim {
+	if claim { // its statements write the rows kept first
 		if h, err = db.claimInTx(ctx, tx); err != nil {
 			return true, err
 		}
 	}
-	err = db.translate(sqlTx.Commit())
+	_, err = tx.commit(ctx)
+	err = db.translate(err)
 	if err == nil {
 		db.committed()
 	}

@@ -131,7 +131,7 @@ func (tx *Tx) writes(query string) {
 }
 
 // row runs a one-row query in the transaction.
-func (tx *Tx) row(ctx context.Context, query string, args ...any) *sql.Row {
+func (tx *Tx) row(ctx context.Context, query string, args ...any) scanner {
 	// A failed flush fails the batch whatever the row holds (runBatch).
 	tx.flush(ctx)
 	if st := tx.stmt(ctx, query); st != nil {

@@ -183,14 +183,28 @@ func (tx *Tx) EndpointListEnabled(ctx context.Context, merchantID string, mode c
 		return eps, nil
 	}
 	// Endpoints are none of the tables whose inserts are combined.
-	rows, err := tx.rowsUnrelated(ctx, `SELECT `+endpointColumns+` FROM endpoints WHERE store_id = $1 AND mode = $2 AND enabled = 1`+tx.db.dialect.ForShare,
-		merchantID, string(mode))
-	if err != nil {
-		return nil, tx.db.translate(err)
-	}
-	eps, err := collect(tx.db, rows, scanEndpoint)
-	if err != nil {
-		return nil, err
+	q, args := `SELECT `+endpointColumns+` FROM endpoints WHERE store_id = $1 AND mode = $2 AND enabled = 1`+tx.db.dialect.ForShare,
+		[]any{merchantID, string(mode)}
+	var eps []*checkout.Endpoint
+	if tx.tx.carriesBegin(args) {
+		// A batch of creates reads them first: the read goes in one round
+		// trip with the transaction's BEGIN (pipetx.go).
+		_, _, err := tx.tx.pipeline(tx.context(ctx), PipeStmt{Query: q, Args: args, Scan: func(row scanner) error {
+			e, err := scanEndpoint(row)
+			eps = append(eps, e)
+			return err
+		}})
+		if err != nil {
+			return nil, tx.db.translate(err)
+		}
+	} else {
+		rows, err := tx.rowsUnrelated(ctx, q, args...)
+		if err != nil {
+			return nil, tx.db.translate(err)
+		}
+		if eps, err = collect(tx.db, rows, scanEndpoint); err != nil {
+			return nil, err
+		}
 	}
 	if tx.enabled == nil {
 		tx.enabled = map[string][]*checkout.Endpoint{}

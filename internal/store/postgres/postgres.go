@@ -69,6 +69,54 @@ var Dialect = store.Dialect{
 	Readers:   2,
 	Retryable: retryable,
 	Copy:      copyRows,
+	// BEGIN and COMMIT go with other statements (store/pipetx.go).
+	Pipeline: pipeline,
+}
+
+// pipeline is Dialect.Pipeline: the statements as one pgx batch, sent in
+// one write and answered in one read; after a failure the server skips
+// the rest.
+func pipeline(ctx context.Context, conn *sql.Conn, stmts []store.PipeStmt) (affected []int64, failed int, err error) {
+	affected = make([]int64, len(stmts))
+	err = conn.Raw(func(dc any) error {
+		var b pgx.Batch
+		for _, s := range stmts {
+			b.Queue(s.Query, s.Args...)
+		}
+		br := dc.(*stdlib.Conn).Conn().SendBatch(ctx, &b)
+		for failed = range stmts {
+			if err := result(br, stmts[failed], &affected[failed]); err != nil {
+				br.Close()
+				return err
+			}
+		}
+		failed = len(stmts)
+		return br.Close()
+	})
+	return affected, failed, err
+}
+
+// result reads the answer to s from br: its rows, through s.Scan, and the
+// rows it affected.
+func result(br pgx.BatchResults, s store.PipeStmt, affected *int64) error {
+	if s.Scan == nil {
+		tag, err := br.Exec()
+		*affected = tag.RowsAffected()
+		return err
+	}
+	rows, err := br.Query()
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		if err := s.Scan(rows); err != nil {
+			return err
+		}
+	}
+	rows.Close()
+	*affected = rows.CommandTag().RowsAffected()
+	return rows.Err()
 }
 
 // copyRows is Dialect.Copy: COPY FROM STDIN, binary, through pgx.
