@@ -120,9 +120,9 @@ type DB struct {
 	// commitHook, when set (by tests), runs when a write transaction has
 	// committed, before what its end does (Tx.end) and its callers hear.
 	commitHook func()
-	// pipelineHook, when set (by tests), is given the statements of each
+	// roundTripHook, when set (by tests), is given the statements of each
 	// round trip of a pipelined transaction (pipetx.go).
-	pipelineHook func(queries []string)
+	roundTripHook func(queries []string)
 	// claimHook, when set (by tests), runs in DeliveryClaim between
 	// reading the candidates and leasing them.
 	claimHook func()

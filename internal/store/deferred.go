@@ -61,8 +61,11 @@ type deferred struct {
 // deferredInserts is a transaction's rows kept, by table.
 type deferredInserts struct {
 	tables [numDeferred]deferred
-	rows   int
-	err    error // the first combined statement's failure
+	// later holds, with a dialect that pipelines, the statements of
+	// execLater and before each the rows kept until it, in their order.
+	later []PipeStmt
+	rows  int   // rows and statements kept
+	err   error // the first combined statement's failure
 }
 
 // insert runs an INSERT of one row into the table of rank t, whose text up
@@ -109,15 +112,23 @@ func (tx *Tx) flush(ctx context.Context) error {
 	return nil
 }
 
-// kept returns the rows kept as combined statements, table by table, and
-// forgets them.
+// kept returns the statements kept (execLater) and the rows kept as
+// combined statements, table by table, in their order, and forgets them.
 func (tx *Tx) kept() []PipeStmt {
 	p := tx.deferred
 	if p == nil || p.rows == 0 {
 		return nil
 	}
 	p.rows = 0
-	var stmts []PipeStmt
+	stmts := tx.keptRows(p.later)
+	p.later = nil
+	return stmts
+}
+
+// keptRows appends to stmts the rows kept as combined statements, table
+// by table, and forgets them.
+func (tx *Tx) keptRows(stmts []PipeStmt) []PipeStmt {
+	p := tx.deferred
 	for i := range p.tables {
 		d := &p.tables[i]
 		if len(d.args) == 0 {
@@ -130,6 +141,93 @@ func (tx *Tx) kept() []PipeStmt {
 		d.args = nil // the values go with the statements
 	}
 	return stmts
+}
+
+// execLater runs a statement whose result only its error tells, or, in a
+// transaction that combines inserts on a dialect that pipelines, keeps it
+// to send in the round trip of the transaction's next statement or commit,
+// after the rows kept before it. Its error is then a combined statement's
+// (above): the batch runs again with savepoints, where it runs at once.
+//
+// check, when not nil, is given the rows the statement affected, and its
+// error is the statement's.
+func (tx *Tx) execLater(ctx context.Context, check func(affected int64) error, query string, args ...any) error {
+	p := tx.deferred
+	if p == nil || tx.tx.conn == nil || !tx.tx.pipelinable(args) {
+		res, err := tx.exec(ctx, query, args...)
+		if err != nil || check == nil {
+			return err
+		}
+		n, err := res.RowsAffected()
+		if err != nil {
+			return err
+		}
+		return check(n)
+	}
+	if p.err != nil {
+		return p.err
+	}
+	p.later = append(tx.keptRows(p.later), PipeStmt{Query: query, Args: args, Check: check})
+	p.rows++
+	return nil
+}
+
+// withKept sends s with the statements and rows kept, in one round trip,
+// and returns the rows s affected. ok is false when tx does not pipeline
+// or keeps nothing; then nothing was sent.
+func (tx *Tx) withKept(ctx context.Context, s PipeStmt) (n int64, ok bool, err error) {
+	p := tx.deferred
+	if p == nil || p.rows == 0 || p.err != nil || tx.tx.conn == nil || !tx.tx.pipelinable(s.Args) {
+		return 0, false, nil
+	}
+	stmts := append(tx.kept(), s)
+	affected, failed, err := tx.tx.pipeline(tx.context(ctx), stmts...)
+	if err != nil {
+		if failed < len(stmts)-1 {
+			p.err = err // a statement kept failed, as in flush
+		}
+		return 0, true, err
+	}
+	return affected[len(stmts)-1], true, nil
+}
+
+// each runs a query in the transaction and calls scan for each of its
+// rows. On a dialect that pipelines, the statements and rows kept go in the
+// same round trip, and so does the transaction's BEGIN if not sent yet.
+func (tx *Tx) each(ctx context.Context, query string, args []any, scan func(scanner) error) error {
+	s := PipeStmt{Query: query, Args: args, Scan: scan}
+	if _, ok, err := tx.withKept(ctx, s); ok {
+		return err
+	}
+	if tx.tx.carriesBegin(args) && !tx.flushFailed() {
+		_, _, err := tx.tx.pipeline(tx.context(ctx), s)
+		return err
+	}
+	rows, err := tx.rows(ctx, query, args...)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		if err := scan(rows); err != nil {
+			return err
+		}
+	}
+	return rows.Err()
+}
+
+// collectEach is collect for a query run by tx.each.
+func collectEach[T any](ctx context.Context, tx *Tx, query string, args []any, scan func(scanner) (T, error)) ([]T, error) {
+	var out []T
+	err := tx.each(ctx, query, args, func(row scanner) error {
+		v, err := scan(row)
+		out = append(out, v)
+		return err
+	})
+	if err != nil {
+		return nil, tx.db.translate(err)
+	}
+	return out, nil
 }
 
 // commit writes the rows kept and commits: on a dialect that pipelines, in

@@ -194,47 +194,39 @@ func (db *DB) claimCandidatesQuery() string {
 func (tx *Tx) lease(ctx context.Context, ids []string, p ClaimParams) ([]*Claim, error) {
 	param := tx.db.dialect.Param
 	args := make([]any, 0, len(ids))
-	rows, err := tx.rows(ctx, fmt.Sprintf(lockCandidatesQuery, idMarks(param, &args, ids), tx.db.dialect.SkipLocked), args...)
-	if err != nil {
-		return nil, err
-	}
-	claims, err := dueOf(rows, p.Now.UnixMilli())
+	now := p.Now.UnixMilli()
+	claims, err := collectEach(ctx, tx, fmt.Sprintf(lockCandidatesQuery, idMarks(param, &args, ids), tx.db.dialect.SkipLocked), args,
+		func(row scanner) (*Claim, error) { return scanDue(row, now) })
+	claims = slices.DeleteFunc(claims, func(c *Claim) bool { return c == nil })
 	if err != nil || len(claims) == 0 {
-		return nil, tx.db.translate(err)
+		return nil, err
 	}
 	args = args[:0]
 	values := make([]string, len(claims))
 	for i, c := range claims {
 		values[i] = "(" + valueMarks(param, &args, c.Delivery.ID, c.Delivery.EndpointID, p.Owner, p.LeaseUntil.UnixMilli()) + ")"
 	}
-	now := valueMarks(param, &args, p.Now.UnixMilli())
-	rows, err = tx.rows(ctx, fmt.Sprintf(leaseQuery, strings.Join(values, ", "), now), args...)
-	if err != nil {
-		return nil, err
-	}
-	leased, err := collect(tx.db, rows, scanID)
+	nowMark := valueMarks(param, &args, now)
+	leased, err := collectEach(ctx, tx, fmt.Sprintf(leaseQuery, strings.Join(values, ", "), nowMark), args, scanID)
 	if err != nil {
 		return nil, err
 	}
 	return slices.DeleteFunc(claims, func(c *Claim) bool { return !slices.Contains(leased, c.Delivery.ID) }), nil
 }
 
-// dueOf returns the claims of lockCandidatesQuery's rows that are due at
-// now: pending, their next attempt's time come, no lease running.
-func dueOf(rows *sql.Rows, now int64) ([]*Claim, error) {
-	defer rows.Close()
-	var due []*Claim
-	for rows.Next() {
-		var leaseUntil int64
-		c, err := scanClaim(rows, &leaseUntil)
-		if err != nil {
-			return nil, err
-		}
-		if c.Delivery.Status == checkout.DeliveryPending && c.Delivery.NextAttemptAt.UnixMilli() <= now && leaseUntil <= now {
-			due = append(due, c)
-		}
+// scanDue reads a row of lockCandidatesQuery: its claim when it is due
+// at now (pending, its next attempt's time come, no lease running), else
+// nil.
+func scanDue(row scanner, now int64) (*Claim, error) {
+	var leaseUntil int64
+	c, err := scanClaim(row, &leaseUntil)
+	if err != nil {
+		return nil, err
 	}
-	return due, rows.Err()
+	if c.Delivery.Status == checkout.DeliveryPending && c.Delivery.NextAttemptAt.UnixMilli() <= now && leaseUntil <= now {
+		return c, nil
+	}
+	return nil, nil
 }
 
 // lockCandidatesQuery locks the candidates (%s: the placeholders of their
@@ -333,15 +325,12 @@ func (db *DB) DeliveryClaimable(ctx context.Context, now time.Time, perEndpoint 
 // more than an endpoint's cap.
 func (tx *Tx) claim(ctx context.Context, p ClaimParams) ([]*Claim, error) {
 	if lock := tx.db.dialect.ClaimLock; lock != "" {
-		if _, err := tx.exec(ctx, lock); err != nil {
+		// Sent with the query below (pipetx.go).
+		if err := tx.execLater(ctx, nil, lock); err != nil {
 			return nil, err
 		}
 	}
-	rows, err := tx.rows(ctx, tx.db.claimCandidatesQuery(), p.Now.UnixMilli(), p.PerEndpoint, p.Limit)
-	if err != nil {
-		return nil, err
-	}
-	ids, err := collect(tx.db, rows, scanID)
+	ids, err := collectEach(ctx, tx, tx.db.claimCandidatesQuery(), []any{p.Now.UnixMilli(), p.PerEndpoint, p.Limit}, scanID)
 	if err != nil || len(ids) == 0 {
 		return nil, err
 	}
@@ -529,22 +518,19 @@ func (tx *Tx) recordBatch(ctx context.Context, rs []AttemptRecord, updated map[*
 func (tx *Tx) lockForRecord(ctx context.Context, ids []string) (map[string]recordedDelivery, error) {
 	args := make([]any, 0, len(ids))
 	marks := idMarks(tx.db.dialect.Param, &args, ids)
-	rows, err := tx.rows(ctx, `SELECT id, endpoint_id, status FROM deliveries WHERE id IN (`+marks+`) ORDER BY id`+tx.db.dialect.ForUpdate, args...)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
 	found := make(map[string]recordedDelivery, len(ids))
-	for rows.Next() {
-		var id, status string
-		var d recordedDelivery
-		if err := rows.Scan(&id, &d.endpointID, &status); err != nil {
-			return nil, err
-		}
-		d.pending = status == string(checkout.DeliveryPending)
-		found[id] = d
-	}
-	return found, rows.Err()
+	err := tx.each(ctx, `SELECT id, endpoint_id, status FROM deliveries WHERE id IN (`+marks+`) ORDER BY id`+tx.db.dialect.ForUpdate, args,
+		func(row scanner) error {
+			var id, status string
+			var d recordedDelivery
+			if err := row.Scan(&id, &d.endpointID, &status); err != nil {
+				return err
+			}
+			d.pending = status == string(checkout.DeliveryPending)
+			found[id] = d
+			return nil
+		})
+	return found, err
 }
 
 // leaseEndAll deletes the leases of rs's deliveries that the records'
@@ -566,12 +552,8 @@ func (tx *Tx) leaseEndAll(ctx context.Context, rs []AttemptRecord) (map[string]b
 	for i, r := range rs {
 		pairs[i] = "(" + valueMarks(param, &args, r.Delivery.ID, r.Owner) + ")"
 	}
-	rows, err := tx.rows(ctx, `DELETE FROM delivery_leases WHERE delivery_id IN (`+in+`)
-		AND (delivery_id, owner) IN (VALUES `+strings.Join(pairs, ", ")+`) RETURNING delivery_id`, args...)
-	if err != nil {
-		return nil, err
-	}
-	ended, err := collect(tx.db, rows, scanID)
+	ended, err := collectEach(ctx, tx, `DELETE FROM delivery_leases WHERE delivery_id IN (`+in+`)
+		AND (delivery_id, owner) IN (VALUES `+strings.Join(pairs, ", ")+`) RETURNING delivery_id`, args, scanID)
 	if err != nil {
 		return nil, err
 	}
@@ -600,9 +582,9 @@ func (tx *Tx) attemptInsertAll(ctx context.Context, rs []AttemptRecord, endpoint
 		}
 		values[i] = "(" + strings.Join(marks, ", ") + ")"
 	}
-	_, err := tx.exec(ctx, `INSERT INTO delivery_attempts (delivery_id, number, started_at_ms, duration_us, status_code, error, response_body, endpoint_id)
+	// Sent with the next statement (pipetx.go).
+	return tx.execLater(ctx, nil, `INSERT INTO delivery_attempts (delivery_id, number, started_at_ms, duration_us, status_code, error, response_body, endpoint_id)
 		VALUES `+strings.Join(values, ", "), args...)
-	return err
 }
 
 // deliveryUpdateAll stores the new states of rs's deliveries, whose leases
@@ -614,14 +596,13 @@ func (tx *Tx) deliveryUpdateAll(ctx context.Context, rs []AttemptRecord) error {
 		return nil
 	}
 	var args []any
-	res, err := tx.exec(ctx, deliveryUpdateQuery(tx.db.dialect.Param, &args, rs), args...)
-	if err != nil {
-		return err
-	}
-	if n, err := res.RowsAffected(); err != nil || n != int64(len(rs)) {
-		return fmt.Errorf("record attempts: %d of %d locked deliveries updated (%v)", n, len(rs), err)
-	}
-	return nil
+	// Sent with the next statement (pipetx.go).
+	return tx.execLater(ctx, func(n int64) error {
+		if n != int64(len(rs)) {
+			return fmt.Errorf("record attempts: %d of %d locked deliveries updated", n, len(rs))
+		}
+		return nil
+	}, deliveryUpdateQuery(tx.db.dialect.Param, &args, rs), args...)
 }
 
 // deliveryUpdateQuery is deliveryUpdateAll's statement, its arguments

@@ -191,9 +191,9 @@ func CombinedStatements(db *DB) int64 { return db.combined.Load() }
 // nil (handover.go).
 func SetHandoverHook(db *DB, fn func() error) { db.handoverHook = fn }
 
-// SetPipelineHook has fn given the statements of each round trip of a
+// SetRoundTripHook has fn given the statements of each round trip of a
 // pipelined transaction (pipetx.go).
-func SetPipelineHook(db *DB, fn func(queries []string)) { db.pipelineHook = fn }
+func SetRoundTripHook(db *DB, fn func(queries []string)) { db.roundTripHook = fn }
 
 // SetMaxConns bounds db's write pool (on PostgreSQL, its one pool).
 func SetMaxConns(db *DB, n int) { db.write.SetMaxOpenConns(n) }
@@ -203,4 +203,10 @@ func SetMaxConns(db *DB, n int) { db.write.SetMaxOpenConns(n) }
 func BackendPID(ctx context.Context, db *DB) (pid int, err error) {
 	err = db.InTx(ctx, func(tx checkout.Tx) error { return tx.(*Tx).row(ctx, "SELECT pg_backend_pid()").Scan(&pid) })
 	return pid, err
+}
+
+// ExecLater is Tx.execLater: a statement sent with the next, whose rows
+// affected check is given.
+func ExecLater(ctx context.Context, tx checkout.Tx, check func(int64) error, query string, args ...any) error {
+	return tx.(*Tx).execLater(ctx, check, query, args...)
 }

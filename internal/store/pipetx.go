@@ -37,6 +37,10 @@ type PipeStmt struct {
 	Args  []any
 	// Scan, when set, is called for each row the statement returns.
 	Scan func(scanner) error
+	// Check, when set, is given the rows the statement affected; its error
+	// fails the statement. The server has by then run what follows in the
+	// round trip, so a checked statement never goes with COMMIT.
+	Check func(affected int64) error
 }
 
 // pipeBegin and pipeCommit are the transaction's ends.
@@ -88,14 +92,21 @@ func (w *wtx) pipeline(ctx context.Context, stmts ...PipeStmt) ([]int64, int, er
 
 // send is Dialect.Pipeline on the transaction's connection.
 func (w *wtx) send(ctx context.Context, stmts []PipeStmt) ([]int64, int, error) {
-	if w.db.pipelineHook != nil {
+	if w.db.roundTripHook != nil {
 		queries := make([]string, len(stmts))
 		for i, s := range stmts {
 			queries[i] = s.Query
 		}
-		w.db.pipelineHook(queries)
+		w.db.roundTripHook(queries)
 	}
 	return w.db.dialect.Pipeline(ctx, w.conn, stmts)
+}
+
+// alone notes a statement sent in a round trip of its own, for the tests.
+func (w *wtx) alone(query string) {
+	if w.db.roundTripHook != nil {
+		w.db.roundTripHook([]string{query})
+	}
 }
 
 // pipelinable tells whether a statement with args can join a round trip:
@@ -111,6 +122,7 @@ func (w *wtx) begin(ctx context.Context) error {
 		return nil
 	}
 	w.begun = true
+	w.alone(pipeBegin.Query)
 	_, err := w.conn.ExecContext(ctx, pipeBegin.Query)
 	return err
 }
@@ -130,6 +142,7 @@ func (w *wtx) ExecContext(ctx context.Context, query string, args ...any) (sql.R
 	if err := w.begin(ctx); err != nil {
 		return nil, err
 	}
+	w.alone(query)
 	return w.conn.ExecContext(ctx, query, args...)
 }
 
@@ -141,6 +154,7 @@ func (w *wtx) QueryContext(ctx context.Context, query string, args ...any) (*sql
 	if err := w.begin(ctx); err != nil {
 		return nil, err
 	}
+	w.alone(query)
 	return w.conn.QueryContext(ctx, query, args...)
 }
 
@@ -156,6 +170,7 @@ func (w *wtx) QueryRowContext(ctx context.Context, query string, args ...any) sc
 	if err := w.begin(ctx); err != nil {
 		return errRow{err}
 	}
+	w.alone(query)
 	return w.conn.QueryRowContext(ctx, query, args...)
 }
 
@@ -182,6 +197,12 @@ func (w *wtx) commit(ctx context.Context, kept []PipeStmt) (flushFailed bool, er
 		w.ended = true // nothing was sent: nothing to commit
 		return false, nil
 	}
+	if slices.ContainsFunc(kept, func(s PipeStmt) bool { return s.Check != nil }) {
+		if _, _, err := w.pipeline(ctx, kept...); err != nil {
+			return true, err
+		}
+		kept = nil
+	}
 	_, failed, err := w.pipeline(ctx, append(kept, pipeCommit)...)
 	if err == nil {
 		w.ended = true
@@ -199,6 +220,7 @@ func (w *wtx) close() {
 		// Not the caller's context, which may have ended: its ROLLBACK
 		// still has to reach the server before the connection is reused.
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		w.alone("ROLLBACK")
 		if _, err := w.conn.ExecContext(ctx, "ROLLBACK"); err != nil {
 			// Dropped rather than reused with a transaction open.
 			w.conn.Raw(func(any) error { return driver.ErrBadConn })

@@ -11,6 +11,7 @@ import (
 
 	"github.com/checkoutd/checkoutd/checkout"
 	"github.com/checkoutd/checkoutd/internal/store"
+	"github.com/checkoutd/checkoutd/internal/store/storetest"
 )
 
 // roundTrips records the round trips of a store's pipelined transactions,
@@ -22,15 +23,19 @@ type roundTrips struct {
 
 func recordRoundTrips(db *store.DB) *roundTrips {
 	r := &roundTrips{}
-	store.SetPipelineHook(db, func(queries []string) {
+	store.SetRoundTripHook(db, func(queries []string) {
 		trip := make([]string, len(queries))
 		for i, q := range queries {
 			f := strings.Fields(q)
 			switch {
 			case f[0] == "INSERT":
 				trip[i] = strings.Join(f[:3], " ")
+			case f[0] == "SELECT" && strings.HasPrefix(f[1], "pg_advisory_xact_lock"):
+				trip[i] = "SELECT pg_advisory_xact_lock"
 			case f[0] == "SELECT":
 				trip[i] = "SELECT FROM " + f[slices.Index(f, "FROM")+1]
+			case f[0] == "WITH":
+				trip[i] = strings.Join(f[:2], " ")
 			default:
 				trip[i] = f[0]
 			}
@@ -141,4 +146,113 @@ func TestPipelinedFailureEndsItsTransaction(t *testing.T) {
 	if got, err := store.BackendPID(ctx, db); err != nil || got != pid {
 		t.Errorf("after the failures the write ran on backend %d (%v); want %d, the same connection", got, err, pid)
 	}
+}
+
+// The dispatcher's transactions on PostgreSQL: a claim sends its lock with
+// its query of candidates, and a record of attempts with its claim of the
+// next deliveries sends the attempts' insert with the next statement and
+// the deliveries' update and the claims' lock with the candidates: six
+// round trips, not ten.
+func TestPipelinedDispatcherRoundTrips(t *testing.T) {
+	ctx := context.Background()
+	now := time.Now().Truncate(time.Millisecond)
+	a, _, ds := claimNodesURL(t, storetest.PostgresURL(t), now, 4)
+	r := recordRoundTrips(a)
+
+	cs, err := a.DeliveryClaim(ctx, store.ClaimParams{Owner: "a", Now: now, LeaseUntil: now.Add(time.Minute), Limit: 2, PerEndpoint: 4})
+	if err != nil || len(cs) != 2 {
+		t.Fatalf("claim = %d, %v; want 2 deliveries", len(cs), err)
+	}
+	want := [][]string{
+		{"BEGIN", "SELECT pg_advisory_xact_lock", "WITH RECURSIVE"}, // the lock, the candidates
+		{"SELECT FROM deliveries"},                                  // their rows locked
+		{"INSERT INTO delivery_leases"},                             // the leases
+		{"COMMIT"},
+	}
+	if got := r.take(); !slices.EqualFunc(got, want, slices.Equal) {
+		t.Errorf("a claim's round trips = %q; want %q", got, want)
+	}
+
+	var rs []store.AttemptRecord
+	for _, c := range cs {
+		att := &checkout.Attempt{DeliveryID: c.Delivery.ID, Number: 1, StartedAt: now, StatusCode: 200}
+		next := *c.Delivery
+		next.Record(att, now)
+		rs = append(rs, store.AttemptRecord{Owner: "a", Attempt: att, Delivery: &next})
+	}
+	updated, next, err := a.DeliveryRecordAll(ctx, rs, store.ClaimParams{Owner: "a", Now: now, LeaseUntil: now.Add(time.Minute), Limit: 2, PerEndpoint: 4})
+	if err != nil || !slices.Equal(updated, []bool{true, true}) || len(next) != 2 {
+		t.Fatalf("record = %v, %d claimed, %v; want both recorded and the other 2 claimed", updated, len(next), err)
+	}
+	want = [][]string{
+		{"BEGIN", "SELECT FROM deliveries"},                          // the recorded deliveries locked
+		{"INSERT INTO delivery_attempts", "DELETE"},                  // the attempts, the leases ended
+		{"UPDATE", "SELECT pg_advisory_xact_lock", "WITH RECURSIVE"}, // the deliveries, the claim
+		{"SELECT FROM deliveries"}, {"INSERT INTO delivery_leases"},  // its rows locked, leased
+		{"COMMIT"},
+	}
+	if got := r.take(); !slices.EqualFunc(got, want, slices.Equal) {
+		t.Errorf("a record and claim's round trips = %q; want %q", got, want)
+	}
+
+	// A record without a claim: the update, whose rows affected are
+	// checked, does not go with COMMIT, which would run whatever the check
+	// found.
+	c := next[0]
+	att := &checkout.Attempt{DeliveryID: c.Delivery.ID, Number: 1, StartedAt: now, StatusCode: 200}
+	d := *c.Delivery
+	d.Record(att, now)
+	if ok, err := a.DeliveryRecord(ctx, "a", att, &d); !ok || err != nil {
+		t.Fatalf("record = %t, %v", ok, err)
+	}
+	want = [][]string{
+		{"BEGIN", "SELECT FROM deliveries"},
+		{"INSERT INTO delivery_attempts", "DELETE"},
+		{"UPDATE"},
+		{"COMMIT"},
+	}
+	if got := r.take(); !slices.EqualFunc(got, want, slices.Equal) {
+		t.Errorf("a record's round trips = %q; want %q", got, want)
+	}
+	var attempts int
+	for _, d := range ds {
+		got, err := a.AttemptList(ctx, d.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		attempts += len(got)
+	}
+	if attempts != 3 {
+		t.Errorf("%d attempts stored; want 3", attempts)
+	}
+}
+
+// A statement sent later whose check of the rows it affected fails fails
+// its write, which writes nothing, whether the statement went alone
+// (SQLite) or in the round trip of the commit (PostgreSQL).
+func TestExecLaterCheckFails(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		ctx := context.Background()
+		m, _ := newMerchantEndpoint(t, time.Unix(1700000000, 0))
+		errCheck := errors.New("not what was expected")
+		var affected int64 = -1
+		err := db.InTx(ctx, func(tx checkout.Tx) error {
+			if err := tx.MerchantInsert(ctx, m); err != nil {
+				return err
+			}
+			return store.ExecLater(ctx, tx, func(n int64) error {
+				affected = n
+				return errCheck
+			}, `UPDATE stores SET name = 'Renamed' WHERE id = $1`, m.ID)
+		})
+		if !errors.Is(err, errCheck) {
+			t.Errorf("write = %v; want the check's error", err)
+		}
+		if affected != 1 {
+			t.Errorf("the check was given %d rows affected; want 1", affected)
+		}
+		if _, err := db.MerchantGet(ctx, m.ID); !checkout.IsCode(err, checkout.EStoreNotFound) {
+			t.Errorf("the failed write's store: %v; want not found", err)
+		}
+	})
 }

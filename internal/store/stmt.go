@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"database/sql"
+	"database/sql/driver"
 	"strings"
 	"sync"
 )
@@ -112,10 +113,16 @@ func (db *DB) prepareMissed(ctx context.Context, queries []string) {
 
 // exec runs a statement in the transaction.
 func (tx *Tx) exec(ctx context.Context, query string, args ...any) (sql.Result, error) {
+	tx.writes(query)
+	if n, ok, err := tx.withKept(ctx, PipeStmt{Query: query, Args: args}); ok { // pipetx.go
+		if err != nil {
+			return nil, err
+		}
+		return driver.RowsAffected(n), nil
+	}
 	if err := tx.flush(ctx); err != nil {
 		return nil, err
 	}
-	tx.writes(query)
 	if st := tx.stmt(ctx, query); st != nil {
 		return st.ExecContext(tx.context(ctx), args...)
 	}

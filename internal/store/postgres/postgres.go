@@ -102,6 +102,9 @@ func result(br pgx.BatchResults, s store.PipeStmt, affected *int64) error {
 	if s.Scan == nil {
 		tag, err := br.Exec()
 		*affected = tag.RowsAffected()
+		if err == nil && s.Check != nil {
+			err = s.Check(*affected)
+		}
 		return err
 	}
 	rows, err := br.Query()
@@ -116,7 +119,10 @@ func result(br pgx.BatchResults, s store.PipeStmt, affected *int64) error {
 	}
 	rows.Close()
 	*affected = rows.CommandTag().RowsAffected()
-	return rows.Err()
+	if err := rows.Err(); err != nil || s.Check == nil {
+		return err
+	}
+	return s.Check(*affected)
 }
 
 // copyRows is Dialect.Copy: COPY FROM STDIN, binary, through pgx.
