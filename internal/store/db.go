@@ -123,6 +123,9 @@ type DB struct {
 	// roundTripHook, when set (by tests), is given the statements of each
 	// round trip of a pipelined transaction (pipetx.go).
 	roundTripHook func(queries []string)
+	// roundTripFault, when set (by tests), fails a round trip of a
+	// pipelined transaction before it is sent when it returns an error.
+	roundTripFault func(queries []string) error
 	// claimHook, when set (by tests), runs in DeliveryClaim between
 	// reading the candidates and leasing them.
 	claimHook func()

@@ -216,6 +216,24 @@ func (tx *Tx) each(ctx context.Context, query string, args []any, scan func(scan
 	return rows.Err()
 }
 
+// eachLater is each for a statement whose rows decide nothing of the
+// transaction (a write's RETURNING): with a transaction that combines
+// inserts on a dialect that pipelines, it is kept and sent in the round trip
+// of the transaction's next statement or of its COMMIT, and scan runs then.
+// Its error is then a combined statement's.
+func (tx *Tx) eachLater(ctx context.Context, query string, args []any, scan func(scanner) error) error {
+	p := tx.deferred
+	if p == nil || tx.tx.conn == nil || !tx.tx.pipelinable(args) {
+		return tx.db.translate(tx.each(ctx, query, args, scan))
+	}
+	if p.err != nil {
+		return p.err
+	}
+	p.later = append(tx.keptRows(p.later), PipeStmt{Query: query, Args: args, Scan: scan})
+	p.rows++
+	return nil
+}
+
 // collectEach is collect for a query run by tx.each.
 func collectEach[T any](ctx context.Context, tx *Tx, query string, args []any, scan func(scanner) (T, error)) ([]T, error) {
 	var out []T

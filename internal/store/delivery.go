@@ -191,7 +191,7 @@ func (db *DB) claimCandidatesQuery() string {
 // find the rows by id alone: a condition on the due time in them would let
 // the planner read the index of pending deliveries by due time, every due
 // one, when its statistics are behind a burst of deliveries.
-func (tx *Tx) lease(ctx context.Context, ids []string, p ClaimParams) ([]*Claim, error) {
+func (tx *Tx) lease(ctx context.Context, ids []string, p ClaimParams) (*leasing, error) {
 	param := tx.db.dialect.Param
 	args := make([]any, 0, len(ids))
 	now := p.Now.UnixMilli()
@@ -207,11 +207,36 @@ func (tx *Tx) lease(ctx context.Context, ids []string, p ClaimParams) ([]*Claim,
 		values[i] = "(" + valueMarks(param, &args, c.Delivery.ID, c.Delivery.EndpointID, p.Owner, p.LeaseUntil.UnixMilli()) + ")"
 	}
 	nowMark := valueMarks(param, &args, now)
-	leased, err := collectEach(ctx, tx, fmt.Sprintf(leaseQuery, strings.Join(values, ", "), nowMark), args, scanID)
+	l := &leasing{claims: claims}
+	// Sent with the commit (pipetx.go): its rows decide nothing of it.
+	err = tx.eachLater(ctx, fmt.Sprintf(leaseQuery, strings.Join(values, ", "), nowMark), args, func(row scanner) error {
+		id, err := scanID(row)
+		l.leased = append(l.leased, id)
+		return err
+	})
 	if err != nil {
 		return nil, err
 	}
-	return slices.DeleteFunc(claims, func(c *Claim) bool { return !slices.Contains(leased, c.Delivery.ID) }), nil
+	return l, nil
+}
+
+// leasing is a claim's due deliveries and those of them its lease
+// statement leased. With a dialect that pipelines, the statement goes with
+// the transaction's COMMIT: what it leased is known once the transaction
+// committed. Should its answer not be read whole (a broken connection),
+// the claims not returned wait for their leases to end, then are claimed
+// again: late, never lost nor sent twice.
+type leasing struct {
+	claims []*Claim
+	leased []string
+}
+
+// result returns the claims leased; nil for none, or for a nil l.
+func (l *leasing) result() []*Claim {
+	if l == nil {
+		return nil
+	}
+	return slices.DeleteFunc(l.claims, func(c *Claim) bool { return !slices.Contains(l.leased, c.Delivery.ID) })
 }
 
 // scanDue reads a row of lockCandidatesQuery: its claim when it is due
@@ -289,14 +314,17 @@ func (db *DB) DeliveryClaim(ctx context.Context, p ClaimParams) ([]*Claim, error
 		// A lease's owner is what its record is checked against.
 		return nil, errors.New("claim: a lease needs an owner")
 	}
-	var claims []*Claim
+	var l *leasing
 	// Urgent: an event's first attempt waits for it, and a claim is short.
 	err := db.inTxUrgent(ctx, func(t checkout.Tx) error {
 		var err error
-		claims, err = t.(*Tx).claim(ctx, p)
+		l, err = t.(*Tx).claim(ctx, p)
 		return err
 	})
-	return claims, err
+	if err != nil {
+		return nil, err
+	}
+	return l.result(), nil
 }
 
 // DeliveryClaimable reports whether a claim at now, with perEndpoint the
@@ -323,7 +351,7 @@ func (db *DB) DeliveryClaimable(ctx context.Context, now time.Time, perEndpoint 
 // first: without it, two claims running at once would each count the
 // leases committed before it and not the other's, and could together lease
 // more than an endpoint's cap.
-func (tx *Tx) claim(ctx context.Context, p ClaimParams) ([]*Claim, error) {
+func (tx *Tx) claim(ctx context.Context, p ClaimParams) (*leasing, error) {
 	if lock := tx.db.dialect.ClaimLock; lock != "" {
 		// Sent with the query below (pipetx.go).
 		if err := tx.execLater(ctx, nil, lock); err != nil {
@@ -407,7 +435,7 @@ func (db *DB) DeliveryRecordAll(ctx context.Context, rs []AttemptRecord, next Cl
 	sorted := slices.Clone(rs)
 	slices.SortFunc(sorted, func(a, b AttemptRecord) int { return strings.Compare(a.Delivery.ID, b.Delivery.ID) })
 	done := make(map[*checkout.Attempt]bool, len(rs))
-	var claims []*Claim
+	var claims *leasing
 	err := db.InTx(ctx, func(t checkout.Tx) error {
 		tx := t.(*Tx)
 		clear(done)
@@ -430,7 +458,7 @@ func (db *DB) DeliveryRecordAll(ctx context.Context, rs []AttemptRecord, next Cl
 	for i, r := range rs {
 		updated[i] = done[r.Attempt]
 	}
-	return updated, claims, nil
+	return updated, claims.result(), nil
 }
 
 // recordChunk bounds the records of one recordBatch, and so its

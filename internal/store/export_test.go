@@ -210,3 +210,7 @@ func BackendPID(ctx context.Context, db *DB) (pid int, err error) {
 func ExecLater(ctx context.Context, tx checkout.Tx, check func(int64) error, query string, args ...any) error {
 	return tx.(*Tx).execLater(ctx, check, query, args...)
 }
+
+// SetRoundTripFault fails each round trip of a pipelined transaction for
+// which fn returns an error, before it is sent.
+func SetRoundTripFault(db *DB, fn func(queries []string) error) { db.roundTripFault = fn }

@@ -430,7 +430,14 @@ func (db *DB) runAlone(ctx context.Context, fn func(checkout.Tx) error, claim bo
 			return true, err
 		}
 	}
-	_, err = tx.commit(ctx)
+	flushFailed, err := tx.commit(ctx)
+	if flushFailed && h != nil {
+		// The claim's lease goes with the commit (pipetx.go): that round
+		// trip failed, so run again without the claim, as when the claim
+		// fails (a failure of fn's own rows then shows again, alone).
+		h.end(false)
+		return true, err
+	}
 	err = db.translate(err)
 	if err == nil {
 		db.committed()

@@ -48,9 +48,9 @@ func (db *DB) SetClaimer(c Claimer) {
 // handover is a claim made in a transaction, for its claimer once the
 // transaction has ended.
 type handover struct {
-	c      Claimer
-	p      ClaimParams
-	claims []*Claim
+	c       Claimer
+	p       ClaimParams
+	leasing *leasing // what it leased, known once committed
 }
 
 // claimInTx claims for the claimer, in tx, when tx inserted deliveries and
@@ -67,7 +67,7 @@ func (db *DB) claimInTx(ctx context.Context, tx *Tx) (*handover, error) {
 		return nil, nil
 	}
 	h := &handover{c: holder.c, p: p}
-	claims, err := tx.claim(ctx, p)
+	l, err := tx.claim(ctx, p)
 	if err == nil && db.handoverHook != nil {
 		err = db.handoverHook()
 	}
@@ -75,7 +75,7 @@ func (db *DB) claimInTx(ctx context.Context, tx *Tx) (*handover, error) {
 		h.end(false)
 		return nil, err
 	}
-	h.claims = claims
+	h.leasing = l
 	return h, nil
 }
 
@@ -85,8 +85,9 @@ func (h *handover) end(committed bool) {
 	if h == nil {
 		return
 	}
-	if !committed {
-		h.claims = nil
+	var claims []*Claim
+	if committed {
+		claims = h.leasing.result()
 	}
-	h.c.Take(h.p, h.claims)
+	h.c.Take(h.p, claims)
 }

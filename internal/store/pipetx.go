@@ -92,12 +92,19 @@ func (w *wtx) pipeline(ctx context.Context, stmts ...PipeStmt) ([]int64, int, er
 
 // send is Dialect.Pipeline on the transaction's connection.
 func (w *wtx) send(ctx context.Context, stmts []PipeStmt) ([]int64, int, error) {
-	if w.db.roundTripHook != nil {
+	if w.db.roundTripHook != nil || w.db.roundTripFault != nil {
 		queries := make([]string, len(stmts))
 		for i, s := range stmts {
 			queries[i] = s.Query
 		}
-		w.db.roundTripHook(queries)
+		if w.db.roundTripHook != nil {
+			w.db.roundTripHook(queries)
+		}
+		if w.db.roundTripFault != nil {
+			if err := w.db.roundTripFault(queries); err != nil {
+				return make([]int64, len(stmts)), 0, err
+			}
+		}
 	}
 	return w.db.dialect.Pipeline(ctx, w.conn, stmts)
 }

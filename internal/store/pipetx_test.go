@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -149,10 +150,11 @@ func TestPipelinedFailureEndsItsTransaction(t *testing.T) {
 }
 
 // The dispatcher's transactions on PostgreSQL: a claim sends its lock with
-// its query of candidates, and a record of attempts with its claim of the
+// its query of candidates and its leases with COMMIT (three round trips),
+// and a record of attempts with its claim of the
 // next deliveries sends the attempts' insert with the next statement and
-// the deliveries' update and the claims' lock with the candidates: six
-// round trips, not ten.
+// the deliveries' update and the claims' lock with the candidates, and
+// the leases with COMMIT: five round trips, not ten.
 func TestPipelinedDispatcherRoundTrips(t *testing.T) {
 	ctx := context.Background()
 	now := time.Now().Truncate(time.Millisecond)
@@ -166,8 +168,7 @@ func TestPipelinedDispatcherRoundTrips(t *testing.T) {
 	want := [][]string{
 		{"BEGIN", "SELECT pg_advisory_xact_lock", "WITH RECURSIVE"}, // the lock, the candidates
 		{"SELECT FROM deliveries"},                                  // their rows locked
-		{"INSERT INTO delivery_leases"},                             // the leases
-		{"COMMIT"},
+		{"INSERT INTO delivery_leases", "COMMIT"},                   // the leases
 	}
 	if got := r.take(); !slices.EqualFunc(got, want, slices.Equal) {
 		t.Errorf("a claim's round trips = %q; want %q", got, want)
@@ -188,8 +189,8 @@ func TestPipelinedDispatcherRoundTrips(t *testing.T) {
 		{"BEGIN", "SELECT FROM deliveries"},                          // the recorded deliveries locked
 		{"INSERT INTO delivery_attempts", "DELETE"},                  // the attempts, the leases ended
 		{"UPDATE", "SELECT pg_advisory_xact_lock", "WITH RECURSIVE"}, // the deliveries, the claim
-		{"SELECT FROM deliveries"}, {"INSERT INTO delivery_leases"},  // its rows locked, leased
-		{"COMMIT"},
+		{"SELECT FROM deliveries"},                                   // its rows locked
+		{"INSERT INTO delivery_leases", "COMMIT"},                    // leased
 	}
 	if got := r.take(); !slices.EqualFunc(got, want, slices.Equal) {
 		t.Errorf("a record and claim's round trips = %q; want %q", got, want)
@@ -255,4 +256,43 @@ func TestExecLaterCheckFails(t *testing.T) {
 			t.Errorf("the failed write's store: %v; want not found", err)
 		}
 	})
+}
+
+// On PostgreSQL a claim in create sends its leases with the transaction's
+// COMMIT. When that round trip fails, the write runs again without the
+// claim, as when the claim itself fails: the write commits, nothing is
+// handed over, the workers are freed and the delivery is left due.
+func TestPipelinedLeaseFailsWithCommit(t *testing.T) {
+	ctx := context.Background()
+	db, _ := openRaw(t, "postgres")
+	f := newCombinedFixture(t, db, 0)
+	now := time.Unix(1700000000, 0) // the fixture's events' time
+	c := &fakeClaimer{t: t, free: 8, perEndpoint: 4, at: now.Add(time.Second), reserved: map[string]int{}}
+	db.SetClaimer(c)
+	defer db.SetClaimer(nil)
+	var faults atomic.Int32
+	store.SetRoundTripFault(db, func(queries []string) error {
+		if slices.Contains(queries, "COMMIT") && strings.HasPrefix(queries[0], "INSERT INTO delivery_leases") && faults.Add(1) == 1 {
+			return errors.New("connection lost")
+		}
+		return nil
+	})
+	i := f.add(t)
+	if err := db.InTx(ctx, func(tx checkout.Tx) error { return f.create(ctx, tx, i) }); err != nil {
+		t.Fatalf("write whose commit with the leases failed = %v; want it committed", err)
+	}
+	if faults.Load() != 1 {
+		t.Fatalf("%d round trips of leases and COMMIT; want 1, failed", faults.Load())
+	}
+	if !f.committed(t, db, i) {
+		t.Error("the write was not committed")
+	}
+	c.waitTakes(t, 1)
+	if !c.lastNil() {
+		t.Errorf("handed over %v; want nothing", c.last())
+	}
+	cs, err := db.DeliveryClaim(ctx, store.ClaimParams{Owner: "other", Now: c.at, LeaseUntil: c.at.Add(time.Minute), Limit: 100, PerEndpoint: 100})
+	if err != nil || len(cs) != 1 {
+		t.Errorf("another claim = %d, %v; want the delivery left due", len(cs), err)
+	}
 }
