@@ -248,9 +248,10 @@ func collectEach[T any](ctx context.Context, tx *Tx, query string, args []any, s
 	return out, nil
 }
 
-// commit writes the rows kept and commits: on a dialect that pipelines, in
-// one round trip (pipetx.go). flushFailed tells that a combined statement
-// failed, as flush would have: then nothing was written.
+// commit writes the rows and statements kept and commits: on a dialect
+// that pipelines, in one round trip, or two when a statement kept has its
+// rows affected checked (pipetx.go). flushFailed tells that a statement
+// kept failed, as flush would have: then nothing was written.
 func (tx *Tx) commit(ctx context.Context) (flushFailed bool, err error) {
 	if tx.tx.sqlTx != nil || tx.flushFailed() {
 		if err := tx.flush(ctx); err != nil { // prepared statements, cached (stmt.go)
