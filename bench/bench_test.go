@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -32,9 +33,27 @@ func TestRun(t *testing.T) {
 		Lists      []listRow     `json:"lists"`
 		Purges     []purgeRow    `json:"purges"`
 		Setup      []string      `json:"setup"`
+		BareBeside []besideRow   `json:"bare_beside"`
 	}
 	if err := json.Unmarshal(stdout.Bytes(), &rep); err != nil {
 		t.Fatalf("decode the JSON report: %v\n%s", err, &stdout)
+	}
+	// Bare is measured again beside each of SQLite's rows, and SQLite's
+	// ratios are over bare's rate around them.
+	var beside []string
+	for _, b := range rep.BareBeside {
+		beside = append(beside, b.Op+" after "+b.After)
+		if b.RPS <= 0 {
+			t.Errorf("bare beside %+v; want a rate", b)
+		}
+	}
+	if want := []string{"create after sqlite", "retrieve after sqlite"}; !slices.Equal(beside, want) {
+		t.Errorf("bare beside = %q; want %q", beside, want)
+	}
+	for _, r := range rep.Rows {
+		if r.Target == "sqlite" && (r.BareRPS == nil || r.VsBare == nil || r.BareMoved == nil) {
+			t.Errorf("row %s %s: bare_rps %v, vs_bare %v, bare_moved %v; want all three", r.Target, r.Op, r.BareRPS, r.VsBare, r.BareMoved)
+		}
 	}
 	// -profile-row deliver profiles the drain alone, in a file of its own.
 	if fi, err := os.Stat(filepath.Join(dir, "cpu-sqlite-deliver.prof")); err != nil || fi.Size() == 0 {
@@ -188,11 +207,11 @@ func runRows(t *testing.T, args []string) []row {
 // only checkoutd's to stripe-mock.
 func TestRatios(t *testing.T) {
 	r := &report{Rows: []row{
-		{Target: "bare", Op: "create", RPS: 1000},
-		{Target: "stripe-mock", Op: "create", RPS: 400},
-		{Target: "sqlite", Op: "create", RPS: 200},
+		{Target: "bare", Op: "create", RPS: 1000, order: 1},
+		{Target: "stripe-mock", Op: "create", RPS: 400, order: 2},
+		{Target: "sqlite", Op: "create", RPS: 200, order: 3},
 		{Target: "postgres", Skipped: "unreachable"},
-		{Target: "sqlite", Op: "retrieve", RPS: 300}, // neither bare nor stripe-mock retrieved
+		{Target: "sqlite", Op: "retrieve", RPS: 300, order: 4}, // neither bare nor stripe-mock retrieved
 	}}
 	r.ratios()
 	tests := []struct {
@@ -206,6 +225,57 @@ func TestRatios(t *testing.T) {
 		if got := ratio(rw.VsStripeMock); got != tt.vsPeer {
 			t.Errorf("%s %s: vs stripe-mock %v; want %v", rw.Target, rw.Op, got, tt.vsPeer)
 		}
+	}
+}
+
+// TestRatiosBeside checks that with bare measured beside the rows, a row's
+// ratio is over the mean of bare's measurements of its operation just
+// before and just after it, and that the table marks a row whose two
+// differ by more than maxDrift.
+func TestRatiosBeside(t *testing.T) {
+	r := &report{cfg: &config{}}
+	add := func(target, op string, rps float64) {
+		r.Rows = append(r.Rows, row{Target: target, Op: op, RPS: rps, Requests: int(rps), order: r.next()})
+	}
+	add("bare", "create", 1000)
+	add("bare", "retrieve", 2000)
+	add("sqlite", "create", 200)
+	r.beside("create", &result{latencies: make([]time.Duration, 800), window: time.Second})
+	add("sqlite", "retrieve", 500)
+	r.beside("retrieve", &result{latencies: make([]time.Duration, 3000), window: time.Second})
+	add("postgres", "create", 100)
+	r.beside("create", &result{latencies: make([]time.Duration, 820), window: time.Second})
+	add("postgres", "retrieve", 600) // no bare after it: bare before alone
+	var out strings.Builder
+	if err := r.print(&out); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		bare, vsBare, moved float64 // -1: none
+	}{{-1, 1, -1}, {-1, 1, -1}, {900, 200.0 / 900, -0.2}, {2500, 0.2, 0.5}, {810, 100.0 / 810, 0.025}, {3000, 0.2, -1}}
+	for i, tt := range tests {
+		rw := r.Rows[i]
+		if got := ratio(rw.BareRPS); got != tt.bare {
+			t.Errorf("%s %s: bare %v; want %v", rw.Target, rw.Op, got, tt.bare)
+		}
+		if got := ratio(rw.VsBare); math.Abs(got-tt.vsBare) > 1e-9 {
+			t.Errorf("%s %s: vs bare %v; want %v", rw.Target, rw.Op, got, tt.vsBare)
+		}
+		if got := ratio(rw.BareMoved); math.Abs(got-tt.moved) > 1e-9 {
+			t.Errorf("%s %s: bare moved %v; want %v", rw.Target, rw.Op, got, tt.moved)
+		}
+	}
+	if got := r.BareBeside[1]; got.Op != "retrieve" || got.After != "sqlite" || got.RPS != 3000 {
+		t.Errorf("second bare beside = %+v; want retrieve after sqlite at 3000", got)
+	}
+	// Only sqlite retrieve's bare moved past 20%: marked, and explained.
+	lines := strings.Split(out.String(), "\n")
+	marked := slices.DeleteFunc(slices.Clone(lines), func(l string) bool { return !strings.Contains(l, "%!") })
+	if len(marked) != 1 || !strings.Contains(marked[0], "sqlite") || !strings.Contains(marked[0], "retrieve") {
+		t.Errorf("rows marked unreliable: %q; want sqlite retrieve's alone\n%s", marked, &out)
+	}
+	if !strings.Contains(out.String(), "!: bare's rate just before and just after") {
+		t.Errorf("no note on the mark:\n%s", &out)
 	}
 }
 

@@ -100,6 +100,9 @@ type config struct {
 	// claimHistory is the number of finished deliveries the claim rows
 	// load (-claim-history); 0 leaves the rows out.
 	claimHistory int
+	// bareBeside measures bare again right after each API row of another
+	// target (beside.go).
+	bareBeside bool
 	// receiver is the run's webhook receiver.
 	receiver *receiver
 }
@@ -130,6 +133,7 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (*
 	fs.IntVar(&c.deliveries, "deliveries", 0, "deliveries to load for the dashboard's delivery-list rows, e.g. 1000000 (none by default)")
 	scale := fs.String("scale", "", "comma-separated numbers of stored sessions to measure retrieves at, e.g. 10000,1000000 (none by default)")
 	fs.IntVar(&c.lists, "lists", 0, "request logs, events and payments to load for the dashboard lists rows, e.g. 1000000 (none by default)")
+	fs.BoolVar(&c.bareBeside, "bare-beside", true, "measure bare again right after each create and retrieve row of another target, and compare the row with bare's mean just before and just after it")
 	fs.IntVar(&c.claimHistory, "claim-history", 0, "finished deliveries to load for the webhook claim rows, e.g. 1000000 (none by default)")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
@@ -203,10 +207,34 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	cfg.receiver = newReceiver()
 	defer cfg.receiver.close()
 	rep := newReport(cfg)
+	var bare *beside
+	if cfg.bareBeside && slices.Contains(cfg.targets, "bare") && len(cfg.targets) > 1 {
+		if bare, err = startBeside(ctx, cfg, stderr); err != nil {
+			return err
+		}
+		defer bare.close()
+	}
 	for _, name := range cfg.targets {
 		// Only bare and checkoutd deliver webhooks; stripe-mock sends none.
 		hooks := cfg.webhooks && (name == "bare" || isCheckoutd(name))
-		if err := runTarget(ctx, cfg, name, stderr, rep.add, rep, hooks); err != nil {
+		var after func(t *target, op string) error
+		if bare != nil && name != "bare" {
+			after = func(t *target, op string) error {
+				if t.settle != nil {
+					if err := t.settle(ctx); err != nil {
+						return fmt.Errorf("settle %s after its %s row: %w", name, op, err)
+					}
+				}
+				fmt.Fprintf(stderr, "bench: measuring bare %s beside %s\n", op, name)
+				res, err := bare.measure(ctx, op)
+				if err != nil {
+					return fmt.Errorf("bare %s beside %s: %w", op, name, err)
+				}
+				rep.beside(op, res)
+				return nil
+			}
+		}
+		if err := runTarget(ctx, cfg, name, stderr, rep.add, after, rep, hooks); err != nil {
 			return err
 		}
 	}
@@ -250,7 +278,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	// The machine is noisy: the ceiling is measured again at the end, so
 	// that a change of speed during the run shows.
 	if slices.Contains(cfg.targets, "bare") && rep.measuredBeyondBare() {
-		if err := runTarget(ctx, cfg, "bare", stderr, rep.recheck, rep, false); err != nil {
+		if err := runTarget(ctx, cfg, "bare", stderr, rep.recheck, nil, rep, false); err != nil {
 			return err
 		}
 	}
@@ -266,10 +294,11 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	return nil
 }
 
-// runTarget starts the named target, measures it, hands each row to record,
-// measures its webhook deliveries when hooks is set, and stops it. A target
-// that cannot run here is reported as skipped.
-func runTarget(ctx context.Context, cfg *config, name string, stderr io.Writer, record func(*target, string, *result), rep *report, hooks bool) error {
+// runTarget starts the named target, measures it, hands each row to record
+// and then runs after (when set) for its operation, measures its webhook
+// deliveries when hooks is set, and stops it. A target that cannot run here
+// is reported as skipped.
+func runTarget(ctx context.Context, cfg *config, name string, stderr io.Writer, record func(*target, string, *result), after func(t *target, op string) error, rep *report, hooks bool) error {
 	fmt.Fprintf(stderr, "bench: measuring %s\n", name)
 	t, err := startTarget(ctx, name, cfg, stderr)
 	var skip skipError
@@ -283,7 +312,13 @@ func runTarget(ctx context.Context, cfg *config, name string, stderr io.Writer, 
 	if err != nil {
 		return fmt.Errorf("start %s: %w", name, err)
 	}
-	err = measure(ctx, cfg, t, func(op string, res *result) { record(t, op, res) })
+	err = measure(ctx, cfg, t, func(op string, res *result) error {
+		record(t, op, res)
+		if after == nil {
+			return nil
+		}
+		return after(t, op)
+	})
 	if err == nil && hooks {
 		fmt.Fprintf(stderr, "bench: measuring %s webhooks\n", name)
 		if name == "bare" {
@@ -328,8 +363,9 @@ func profileFile(path, target, op string) string {
 }
 
 // measure runs the create row of t, creates the pool of sessions, then runs
-// the retrieve row; it hands each row's result to record.
-func measure(ctx context.Context, cfg *config, t *target, record func(op string, res *result)) error {
+// the retrieve row; it hands each row's result to record, and stops at
+// record's error.
+func measure(ctx context.Context, cfg *config, t *target, record func(op string, res *result) error) error {
 	client := newClient(cfg.concurrency)
 	defer client.CloseIdleConnections()
 	lc := loadConfig{concurrency: cfg.concurrency, warmup: cfg.warmup, duration: cfg.duration}
@@ -347,7 +383,9 @@ func measure(ctx context.Context, cfg *config, t *target, record func(op string,
 	if after := t.stats(); after.Batches > before.Batches {
 		res.batch = float64(after.Batched-before.Batched) / float64(after.Batches-before.Batches)
 	}
-	record("create", res)
+	if err := record("create", res); err != nil {
+		return err
+	}
 
 	ids, err := createPool(ctx, client, t, cfg.pool, cfg.concurrency)
 	if err != nil {
@@ -368,8 +406,7 @@ func measure(ctx context.Context, cfg *config, t *target, record func(op string,
 	if after := t.stats(); after.ReadBatches > before.ReadBatches {
 		res.batch = float64(after.ReadBatched-before.ReadBatched) / float64(after.ReadBatches-before.ReadBatches)
 	}
-	record("retrieve", res)
-	return nil
+	return record("retrieve", res)
 }
 
 // collectorNote describes the garbage collector's setting for the report:

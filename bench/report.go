@@ -20,6 +20,12 @@ type report struct {
 	Rows  []row    `json:"rows"`
 	// BareAgain is the bare handler measured again at the end of the run.
 	BareAgain []recheck `json:"bare_again,omitempty"`
+	// BareBeside are the bare handler's rows measured right after each
+	// API row of another target (beside.go), in the order measured.
+	BareBeside []besideRow `json:"bare_beside,omitempty"`
+	// measured counts the API rows measured so far, bare's beside
+	// included: their order, which ratios reads.
+	measured int
 	// Hooks are the rows of the webhook table, Scale those of the scale
 	// table.
 	Hooks []hookRow  `json:"webhooks,omitempty"`
@@ -71,8 +77,19 @@ type recheck struct {
 }
 
 // maxDrift is how far the second measurement of bare may stray from the
-// first before the report calls the run unreliable.
+// first before the report calls the run unreliable, or bare's measurements
+// just before and just after a row may differ before the report calls that
+// row's ratio unreliable.
 const maxDrift = 0.2
+
+// besideRow is a measurement of bare beside another target's row.
+type besideRow struct {
+	Op string `json:"op"`
+	// After is the target whose row bare was measured right after.
+	After string  `json:"after"`
+	RPS   float64 `json:"rps"`
+	order int
+}
 
 // row is one line of the table: one operation on one target, or a target
 // that was skipped.
@@ -87,8 +104,13 @@ type row struct {
 	P50ms    float64 `json:"p50_ms"`
 	P99ms    float64 `json:"p99_ms"`
 	// VsBare is RPS over the bare handler's for the same operation in the
-	// same run; absent when bare was not measured.
-	VsBare *float64 `json:"vs_bare,omitempty"`
+	// same run, BareRPS; absent when bare was not measured. BareRPS is the
+	// mean of bare's measurements of the operation just before and just
+	// after the row (the one before alone without -bare-beside), and
+	// BareMoved the one after over the one before, minus 1.
+	VsBare    *float64 `json:"vs_bare,omitempty"`
+	BareRPS   *float64 `json:"bare_rps,omitempty"`
+	BareMoved *float64 `json:"bare_moved,omitempty"`
 	// VsStripeMock is, for checkoutd's rows, RPS over stripe-mock's for the
 	// same operation in the same run: how checkoutd stands against a real
 	// peer; absent when stripe-mock was not measured.
@@ -103,6 +125,7 @@ type row struct {
 	// absent when nothing was shared.
 	MeanBatch  *float64 `json:"mean_batch,omitempty"`
 	FirstError string   `json:"first_error,omitempty"`
+	order      int
 }
 
 func newReport(cfg *config) *report {
@@ -133,6 +156,7 @@ func (r *report) add(t *target, op string, res *result) {
 		P50ms:      ms(res.percentile(50)),
 		P99ms:      ms(res.percentile(99)),
 		FirstError: res.firstErr,
+		order:      r.next(),
 	}
 	if n := len(res.latencies); n > 0 {
 		rw.BodyBytes = res.bytes / int64(n)
@@ -145,6 +169,48 @@ func (r *report) add(t *target, op string, res *result) {
 		rw.MeanBatch = &res.batch
 	}
 	r.Rows = append(r.Rows, rw)
+}
+
+// next returns the order of the API row measured now.
+func (r *report) next() int {
+	r.measured++
+	return r.measured
+}
+
+// beside records bare's row for op measured right after the last row.
+func (r *report) beside(op string, res *result) {
+	after := ""
+	if n := len(r.Rows); n > 0 {
+		after = r.Rows[n-1].Target
+	}
+	r.BareBeside = append(r.BareBeside, besideRow{Op: op, After: after, RPS: res.rps(), order: r.next()})
+}
+
+// bareAround returns bare's rates for op measured last before the row of
+// order and first after it: its own row at the start, or a row beside
+// another target's; 0 for none.
+func (r *report) bareAround(op string, order int) (before, after float64) {
+	var bare []besideRow
+	for _, rw := range r.Rows {
+		if rw.Target == "bare" && rw.Op == op && rw.Skipped == "" {
+			bare = append(bare, besideRow{RPS: rw.RPS, order: rw.order})
+		}
+	}
+	for _, b := range r.BareBeside {
+		if b.Op == op {
+			bare = append(bare, b)
+		}
+	}
+	slices.SortFunc(bare, func(a, b besideRow) int { return a.order - b.order })
+	for _, b := range bare {
+		switch {
+		case b.order < order:
+			before = b.RPS
+		case b.order > order && after == 0:
+			after = b.RPS
+		}
+	}
+	return before, after
 }
 
 // recheck records the second measurement of the bare row for op.
@@ -198,9 +264,23 @@ func (r *report) ratios() {
 	bare, peer := r.rates("bare"), r.rates("stripe-mock")
 	for i := range r.Rows {
 		rw := &r.Rows[i]
-		if b := bare[rw.Op]; b > 0 {
+		if rw.Target == "bare" {
+			if b := bare[rw.Op]; b > 0 {
+				v := rw.RPS / b
+				rw.VsBare = &v
+			}
+		} else if before, after := r.bareAround(rw.Op, rw.order); before > 0 || after > 0 {
+			b := before
+			switch {
+			case before == 0:
+				b = after
+			case after > 0:
+				b = (before + after) / 2
+				moved := after/before - 1
+				rw.BareMoved = &moved
+			}
 			v := rw.RPS / b
-			rw.VsBare = &v
+			rw.VsBare, rw.BareRPS = &v, &b
 		}
 		if p := peer[rw.Op]; p > 0 && isCheckoutd(rw.Target) {
 			v := rw.RPS / p
@@ -255,14 +335,23 @@ func (r *report) print(w io.Writer) error {
 	}
 	b.WriteString("\n")
 	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "target     \top      \trequests\treq/s\tp50 ms\tp99 ms\terrors\tvs bare\tvs stripe-mock\tbody B\tlogs dropped\tbatch\t")
+	unsteady := false // a row's bare before and after differ by more than maxDrift
+	fmt.Fprintln(tw, "target     \top      \trequests\treq/s\tp50 ms\tp99 ms\terrors\tvs bare\tbare req/s\tvs stripe-mock\tbody B\tlogs dropped\tbatch\t")
 	for _, rw := range r.Rows {
 		if rw.Skipped != "" {
 			fmt.Fprintf(tw, "%-11s\t%-8s\tskipped\t\n", rw.Target, "-")
 			continue
 		}
-		fmt.Fprintf(tw, "%-11s\t%-8s\t%d\t%.0f\t%.2f\t%.2f\t%d\t%s\t%s\t%d\t%s\t%s\t\n",
-			rw.Target, rw.Op, rw.Requests, rw.RPS, rw.P50ms, rw.P99ms, rw.Errors, percent(rw.VsBare), times(rw.VsStripeMock), rw.BodyBytes, count(rw.LogsDropped), mean(rw.MeanBatch))
+		vs, baseline := percent(rw.VsBare), "-"
+		if rw.BareRPS != nil {
+			baseline = fmt.Sprintf("%.0f", *rw.BareRPS)
+		}
+		if rw.BareMoved != nil && math.Abs(*rw.BareMoved) > maxDrift {
+			vs += "!"
+			unsteady = true
+		}
+		fmt.Fprintf(tw, "%-11s\t%-8s\t%d\t%.0f\t%.2f\t%.2f\t%d\t%s\t%s\t%s\t%d\t%s\t%s\t\n",
+			rw.Target, rw.Op, rw.Requests, rw.RPS, rw.P50ms, rw.P99ms, rw.Errors, vs, baseline, times(rw.VsStripeMock), rw.BodyBytes, count(rw.LogsDropped), mean(rw.MeanBatch))
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -278,6 +367,12 @@ func (r *report) print(w io.Writer) error {
 	if slices.ContainsFunc(r.Rows, func(rw row) bool { return rw.Skipped != "" || rw.FirstError != "" }) {
 		b.WriteString("\n")
 	}
+	if len(r.BareBeside) > 0 {
+		b.WriteString("\nvs bare: over bare req/s, the mean of bare's rate for the same operation measured just before the row and just after it (bare beside each row)\n")
+	}
+	if unsteady {
+		fmt.Fprintf(&b, "!: bare's rate just before and just after that row differ by more than %.0f%%: its ratio is not reliable; run again.\n", maxDrift*100)
+	}
 	if len(r.BareAgain) > 0 {
 		var parts []string
 		drifted := false
@@ -286,7 +381,10 @@ func (r *report) print(w io.Writer) error {
 			drifted = drifted || math.Abs(c.Change) > maxDrift
 		}
 		fmt.Fprintf(&b, "\nbare again at the end: %s\n", strings.Join(parts, ", "))
-		if drifted {
+		switch {
+		case drifted && len(r.BareBeside) > 0:
+			fmt.Fprintf(&b, "The machine's speed changed by more than %.0f%% during the run; each ratio is over bare measured beside its row (a ! marks those around which bare moved as much).\n", maxDrift*100)
+		case drifted:
 			fmt.Fprintf(&b, "WARNING: the machine's speed changed by more than %.0f%% during the run: the ratios are not reliable; run again.\n", maxDrift*100)
 		}
 	}
