@@ -355,3 +355,26 @@ func TestPercentile(t *testing.T) {
 		t.Errorf("percentile(50) of nothing = %v; want 0", got)
 	}
 }
+
+// TestBesideFails checks that bare measured beside a row fails when its
+// requests fail, rather than lowering every ratio over it.
+func TestBesideFails(t *testing.T) {
+	cfg := &config{concurrency: 2, pool: 3, duration: 50 * time.Millisecond}
+	var stderr bytes.Buffer
+	b, err := startBeside(context.Background(), cfg, &stderr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res, err := b.measure(context.Background(), "retrieve"); err != nil || res.rps() == 0 {
+		t.Fatalf("measure on a running bare = %v, %v; want a rate", res, err)
+	}
+	if err := b.t.close(); err != nil { // the handler stops: every request fails
+		t.Fatal(err)
+	}
+	for _, op := range []string{"create", "retrieve"} {
+		if _, err := b.measure(context.Background(), op); err == nil || !strings.Contains(err.Error(), "requests failed") {
+			t.Errorf("measure %s on a stopped bare = %v; want the failures", op, err)
+		}
+	}
+	b.client.CloseIdleConnections()
+}

@@ -42,15 +42,21 @@ func startBeside(ctx context.Context, cfg *config, stderr io.Writer) (*beside, e
 }
 
 // measure runs bare's row for op (create or retrieve) as measure runs a
-// target's, unprofiled.
+// target's, unprofiled. A failed request fails it: a rate with failures
+// would lower every ratio over it.
 func (b *beside) measure(ctx context.Context, op string) (*result, error) {
 	lc := loadConfig{concurrency: b.cfg.concurrency, warmup: b.cfg.warmup, duration: b.cfg.duration}
+	var res *result
+	var err error
 	if op == "create" {
-		return runLoad(ctx, b.client, lc, func(int, int) (*http.Request, error) { return b.t.createRequest(ctx) })
+		res, err = createRow(ctx, b.client, lc, b.t)
+	} else {
+		res, err = retrieveRow(ctx, b.client, lc, b.t, b.ids)
 	}
-	return runLoad(ctx, b.client, lc, func(w, n int) (*http.Request, error) {
-		return b.t.retrieveRequest(ctx, b.ids[(w*len(b.ids)/b.cfg.concurrency+n)%len(b.ids)])
-	})
+	if err == nil && res.failures > 0 {
+		err = fmt.Errorf("%d of %d requests failed; the first: %s", res.failures, res.requests, res.firstErr)
+	}
+	return res, err
 }
 
 // close stops the bare handler.

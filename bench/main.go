@@ -375,7 +375,7 @@ func measure(ctx context.Context, cfg *config, t *target, record func(op string,
 		return err
 	}
 	before := t.stats()
-	res, err := runLoad(ctx, client, lc, func(int, int) (*http.Request, error) { return t.createRequest(ctx) })
+	res, err := createRow(ctx, client, lc, t)
 	stop()
 	if err != nil {
 		return err
@@ -395,10 +395,7 @@ func measure(ctx context.Context, cfg *config, t *target, record func(op string,
 		return err
 	}
 	before = t.stats()
-	res, err = runLoad(ctx, client, lc, func(w, n int) (*http.Request, error) {
-		// Workers start apart in the pool and walk it round robin.
-		return t.retrieveRequest(ctx, ids[(w*len(ids)/cfg.concurrency+n)%len(ids)])
-	})
+	res, err = retrieveRow(ctx, client, lc, t, ids)
 	stop()
 	if err != nil {
 		return err
@@ -407,6 +404,20 @@ func measure(ctx context.Context, cfg *config, t *target, record func(op string,
 		res.batch = float64(after.ReadBatched-before.ReadBatched) / float64(after.ReadBatches-before.ReadBatches)
 	}
 	return record("retrieve", res)
+}
+
+// createRow runs a create row on t: the workers create sessions back to
+// back.
+func createRow(ctx context.Context, client *http.Client, lc loadConfig, t *target) (*result, error) {
+	return runLoad(ctx, client, lc, func(int, int) (*http.Request, error) { return t.createRequest(ctx) })
+}
+
+// retrieveRow runs a retrieve row on t: the workers read the sessions of
+// ids, each starting at another place in it and walking it round robin.
+func retrieveRow(ctx context.Context, client *http.Client, lc loadConfig, t *target, ids []string) (*result, error) {
+	return runLoad(ctx, client, lc, func(w, n int) (*http.Request, error) {
+		return t.retrieveRequest(ctx, ids[(w*len(ids)/lc.concurrency+n)%len(ids)])
+	})
 }
 
 // collectorNote describes the garbage collector's setting for the report:
