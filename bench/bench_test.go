@@ -21,7 +21,7 @@ func TestRun(t *testing.T) {
 	dir := t.TempDir()
 	args := []string{"-only", "bare,sqlite", "-duration", "100ms", "-warmup", "0s", "-concurrency", "2", "-pool", "5", "-dir", dir, "-json",
 		"-endpoints", "2", "-backlog", "10", "-event-rate", "100", "-scale", "30,20", "-deliveries", "400", "-lists", "2000",
-		"-claim-history", "1000", "-cpuprofile", filepath.Join(dir, "cpu.prof"), "-profile-row", "deliver"}
+		"-claim-history", "1000", "-cpuprofile", filepath.Join(dir, "cpu.prof"), "-trace", filepath.Join(dir, "trace.out"), "-profile-row", "deliver"}
 	if err := run(context.Background(), args, func(string) string { return "" }, &stdout, &stderr); err != nil {
 		t.Fatalf("run(%q) = %v; stdout:\n%s\nstderr:\n%s", args, err, &stdout, &stderr)
 	}
@@ -55,9 +55,18 @@ func TestRun(t *testing.T) {
 			t.Errorf("row %s %s: bare_rps %v, vs_bare %v, bare_moved %v; want all three", r.Target, r.Op, r.BareRPS, r.VsBare, r.BareMoved)
 		}
 	}
-	// -profile-row deliver profiles the drain alone, in a file of its own.
+	// -profile-row deliver profiles and traces the drain alone, each in a
+	// file of its own.
 	if fi, err := os.Stat(filepath.Join(dir, "cpu-sqlite-deliver.prof")); err != nil || fi.Size() == 0 {
 		t.Errorf("the drain's profile: %v", err)
+	}
+	if b, err := os.ReadFile(filepath.Join(dir, "trace-sqlite-deliver.out")); err != nil || !bytes.HasPrefix(b, []byte("go 1.")) {
+		t.Errorf("the drain's execution trace: %v; want a file that starts as Go's traces do", err)
+	}
+	for _, name := range []string{"cpu.prof", "trace.out", "cpu-sqlite-create.prof", "trace-sqlite-create.out"} {
+		if _, err := os.Stat(filepath.Join(dir, name)); err == nil {
+			t.Errorf("%s written; -profile-row deliver profiles and traces the drain alone", name)
+		}
 	}
 	// The collector is set as serve sets it, and the report says so.
 	if !slices.ContainsFunc(rep.Setup, func(s string) bool { return strings.Contains(s, "heap floor of 32 MiB") }) {
@@ -297,6 +306,7 @@ func TestParseConfig(t *testing.T) {
 		{[]string{"-only", "postgres,bare,postgres"}, []string{"bare", "postgres"}, "postgres://env"},
 		{[]string{"-only", "sqlite,stripe-mock,bare"}, []string{"bare", "stripe-mock", "sqlite"}, "postgres://env"},
 		{[]string{"-postgres", "postgres://flag"}, []string{"bare", "stripe-mock", "sqlite", "postgres"}, "postgres://flag"},
+		{[]string{"-trace", "trace.out", "-profile-row", "create"}, []string{"bare", "stripe-mock", "sqlite", "postgres"}, "postgres://env"},
 	}
 	getenv := func(k string) string {
 		if k == "CHECKOUTD_TEST_DATABASE" {

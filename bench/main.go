@@ -34,6 +34,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"runtime/pprof"
+	"runtime/trace"
 	"slices"
 	"strconv"
 	"strings"
@@ -76,11 +77,13 @@ type config struct {
 	dir        string
 	json       bool
 	cpuProfile string
+	// trace is where -trace writes an execution trace (go tool trace).
+	trace string
 	// collector says how the garbage collector is set (collectorNote).
 	collector string
-	// profileRow, when set, limits the CPU profile to the rows of that
-	// operation (create, retrieve or deliver: the drain), one file per
-	// target (profileFile).
+	// profileRow, when set, limits the CPU profile and the execution trace
+	// to the rows of that operation (create, retrieve or deliver: the
+	// drain), one file per target (profileFile).
 	profileRow string
 
 	// The webhook rows: -webhooks, -endpoints, -backlog, -event-rate.
@@ -125,7 +128,8 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (*
 	fs.StringVar(&c.dir, "dir", os.TempDir(), "directory of the temporary SQLite file (put it on the disk production would use)")
 	fs.BoolVar(&c.json, "json", false, "print JSON instead of a table")
 	fs.StringVar(&c.cpuProfile, "cpuprofile", "", "write a CPU profile of the whole run, client included, to this file")
-	fs.StringVar(&c.profileRow, "profile-row", "", "with -cpuprofile: profile only the create, the retrieve or the deliver (drain) rows, one file per target (cpu.prof: cpu-sqlite-create.prof)")
+	fs.StringVar(&c.trace, "trace", "", "write an execution trace of the whole run to this file, for go tool trace (where goroutines wait: -pprof=sched, -pprof=syscall)")
+	fs.StringVar(&c.profileRow, "profile-row", "", "with -cpuprofile or -trace: profile or trace only the create, the retrieve or the deliver (drain) rows, one file per target (cpu.prof: cpu-sqlite-create.prof)")
 	fs.BoolVar(&c.webhooks, "webhooks", true, "measure webhook deliveries too")
 	fs.IntVar(&c.endpoints, "endpoints", 8, "webhook endpoints of the drain row; each session's event goes to every one")
 	fs.IntVar(&c.backlog, "backlog", 2000, "sessions whose events the drain row queues before it starts the dispatcher")
@@ -174,8 +178,8 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (*
 	if c.lists < 0 || c.lists > 0 && c.lists < 1000 {
 		return nil, errors.New("-lists must be 0 (no lists rows) or at least 1000 rows")
 	}
-	if c.profileRow != "" && (!slices.Contains([]string{"create", "retrieve", "deliver"}, c.profileRow) || c.cpuProfile == "") {
-		return nil, errors.New("-profile-row must be create, retrieve or deliver, with -cpuprofile")
+	if c.profileRow != "" && (!slices.Contains([]string{"create", "retrieve", "deliver"}, c.profileRow) || c.cpuProfile == "" && c.trace == "") {
+		return nil, errors.New("-profile-row must be create, retrieve or deliver, with -cpuprofile or -trace")
 	}
 	if c.duration <= 0 || c.warmup < 0 || c.concurrency < 1 || c.pool < 1 {
 		return nil, errors.New("-duration and -pool must be positive, -concurrency at least 1 and -warmup not negative")
@@ -193,16 +197,12 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	// The collector as serve sets it: one process holds every target.
 	defer gcfloor.Start(getenv, gcfloor.DefaultFloor)()
 	cfg.collector = collectorNote(getenv)
-	if cfg.cpuProfile != "" && cfg.profileRow == "" {
-		f, err := os.Create(cfg.cpuProfile)
+	if cfg.profileRow == "" {
+		stop, err := startProfiles(cfg.cpuProfile, cfg.trace)
 		if err != nil {
 			return err
 		}
-		defer f.Close()
-		if err := pprof.StartCPUProfile(f); err != nil {
-			return err
-		}
-		defer pprof.StopCPUProfile()
+		defer stop()
 	}
 	cfg.receiver = newReceiver()
 	defer cfg.receiver.close()
@@ -336,24 +336,59 @@ func runTarget(ctx context.Context, cfg *config, name string, stderr io.Writer, 
 	return nil
 }
 
-// profileRow starts the CPU profile of target's op row when -profile-row
-// asks for it (profileFile), and returns what stops it.
+// profileRow starts the CPU profile and the execution trace of target's
+// op row when -profile-row asks for them (profileFile), and returns what
+// stops them.
 func profileRow(cfg *config, target, op string) (stop func(), err error) {
 	if cfg.profileRow != op {
 		return func() {}, nil
 	}
-	f, err := os.Create(profileFile(cfg.cpuProfile, target, op))
-	if err != nil {
+	var cpu, tr string
+	if cfg.cpuProfile != "" {
+		cpu = profileFile(cfg.cpuProfile, target, op)
+	}
+	if cfg.trace != "" {
+		tr = profileFile(cfg.trace, target, op)
+	}
+	return startProfiles(cpu, tr)
+}
+
+// startProfiles starts a CPU profile into the file cpu and an execution
+// trace into the file tr, each unless its name is empty, and returns what
+// stops them and closes their files.
+func startProfiles(cpu, tr string) (stop func(), err error) {
+	var stops []func()
+	stop = func() {
+		for _, s := range slices.Backward(stops) {
+			s()
+		}
+	}
+	start := func(name string, begin func(io.Writer) error, end func()) error {
+		if name == "" {
+			return nil
+		}
+		f, err := os.Create(name)
+		if err != nil {
+			return err
+		}
+		if err := begin(f); err != nil {
+			f.Close()
+			return err
+		}
+		stops = append(stops, func() {
+			end()
+			f.Close()
+		})
+		return nil
+	}
+	if err := start(cpu, pprof.StartCPUProfile, pprof.StopCPUProfile); err != nil {
 		return nil, err
 	}
-	if err := pprof.StartCPUProfile(f); err != nil {
-		f.Close()
+	if err := start(tr, trace.Start, trace.Stop); err != nil {
+		stop()
 		return nil, err
 	}
-	return func() {
-		pprof.StopCPUProfile()
-		f.Close()
-	}, nil
+	return stop, nil
 }
 
 // profileFile names the profile of one row: cpu.prof is cpu-sqlite-create.prof.
