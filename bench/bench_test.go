@@ -307,6 +307,7 @@ func TestParseConfig(t *testing.T) {
 		{[]string{"-only", "sqlite,stripe-mock,bare"}, []string{"bare", "stripe-mock", "sqlite"}, "postgres://env"},
 		{[]string{"-postgres", "postgres://flag"}, []string{"bare", "stripe-mock", "sqlite", "postgres"}, "postgres://flag"},
 		{[]string{"-trace", "trace.out", "-profile-row", "create"}, []string{"bare", "stripe-mock", "sqlite", "postgres"}, "postgres://env"},
+		{[]string{"-cpuprofile", "cpu.prof", "-profile-row", "peak"}, []string{"bare", "stripe-mock", "sqlite", "postgres"}, "postgres://env"},
 	}
 	getenv := func(k string) string {
 		if k == "CHECKOUTD_TEST_DATABASE" {
@@ -331,6 +332,32 @@ func TestParseConfig(t *testing.T) {
 		if _, err := parseConfig(args, getenv, &bytes.Buffer{}); err == nil {
 			t.Errorf("parseConfig(%q) = nil error; want one", args)
 		}
+	}
+}
+
+// -profile-row peak profiles and traces the first attempts measured while
+// the creates run at their peak, and no other row.
+func TestProfilePeak(t *testing.T) {
+	dir := t.TempDir()
+	args := []string{"-only", "sqlite", "-duration", "100ms", "-warmup", "0s", "-concurrency", "2", "-pool", "5", "-dir", dir,
+		"-endpoints", "1", "-backlog", "5", "-event-rate", "100", "-bare-beside=false",
+		"-cpuprofile", filepath.Join(dir, "cpu.prof"), "-trace", filepath.Join(dir, "trace.out"), "-profile-row", "peak"}
+	var stdout, stderr bytes.Buffer
+	if err := run(context.Background(), args, func(string) string { return "" }, &stdout, &stderr); err != nil {
+		t.Fatalf("run(%q) = %v; stderr:\n%s", args, err, &stderr)
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, e := range entries {
+		if strings.HasSuffix(e.Name(), ".prof") || strings.HasSuffix(e.Name(), ".out") {
+			got = append(got, e.Name())
+		}
+	}
+	if want := []string{"cpu-sqlite-peak.prof", "trace-sqlite-peak.out"}; !slices.Equal(got, want) {
+		t.Errorf("files written = %q; want %q", got, want)
 	}
 }
 

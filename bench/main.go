@@ -82,8 +82,9 @@ type config struct {
 	// collector says how the garbage collector is set (collectorNote).
 	collector string
 	// profileRow, when set, limits the CPU profile and the execution trace
-	// to the rows of that operation (create, retrieve or deliver: the
-	// drain), one file per target (profileFile).
+	// to the rows of that operation (create, retrieve, deliver: the drain,
+	// or peak: the first attempts while the creates run at their peak),
+	// one file per target (profileFile).
 	profileRow string
 
 	// The webhook rows: -webhooks, -endpoints, -backlog, -event-rate.
@@ -129,7 +130,7 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (*
 	fs.BoolVar(&c.json, "json", false, "print JSON instead of a table")
 	fs.StringVar(&c.cpuProfile, "cpuprofile", "", "write a CPU profile of the whole run, client included, to this file")
 	fs.StringVar(&c.trace, "trace", "", "write an execution trace of the whole run to this file, for go tool trace (where goroutines wait: -pprof=sched, -pprof=syscall)")
-	fs.StringVar(&c.profileRow, "profile-row", "", "with -cpuprofile or -trace: profile or trace only the create, the retrieve or the deliver (drain) rows, one file per target (cpu.prof: cpu-sqlite-create.prof)")
+	fs.StringVar(&c.profileRow, "profile-row", "", "with -cpuprofile or -trace: profile or trace only the create, the retrieve, the deliver (drain) or the peak (first attempts while the creates run at their peak) rows, one file per target (cpu.prof: cpu-sqlite-create.prof)")
 	fs.BoolVar(&c.webhooks, "webhooks", true, "measure webhook deliveries too")
 	fs.IntVar(&c.endpoints, "endpoints", 8, "webhook endpoints of the drain row; each session's event goes to every one")
 	fs.IntVar(&c.backlog, "backlog", 2000, "sessions whose events the drain row queues before it starts the dispatcher")
@@ -178,8 +179,8 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (*
 	if c.lists < 0 || c.lists > 0 && c.lists < 1000 {
 		return nil, errors.New("-lists must be 0 (no lists rows) or at least 1000 rows")
 	}
-	if c.profileRow != "" && (!slices.Contains([]string{"create", "retrieve", "deliver"}, c.profileRow) || c.cpuProfile == "" && c.trace == "") {
-		return nil, errors.New("-profile-row must be create, retrieve or deliver, with -cpuprofile or -trace")
+	if c.profileRow != "" && (!slices.Contains([]string{"create", "retrieve", "deliver", "peak"}, c.profileRow) || c.cpuProfile == "" && c.trace == "") {
+		return nil, errors.New("-profile-row must be create, retrieve, deliver or peak, with -cpuprofile or -trace")
 	}
 	if c.duration <= 0 || c.warmup < 0 || c.concurrency < 1 || c.pool < 1 {
 		return nil, errors.New("-duration and -pool must be positive, -concurrency at least 1 and -warmup not negative")

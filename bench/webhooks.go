@@ -432,7 +432,13 @@ func measureFirstAttemptUnderLoad(ctx context.Context, cfg *config, t *target, r
 		load, loadErr = runLoad(ctx, client, loadConfig{concurrency: cfg.concurrency, warmup: cfg.warmup, duration: cfg.duration},
 			func(int, int) (*http.Request, error) { return t.createRequest(ctx) })
 	}()
+	stop, err := profileRow(cfg, t.name, "peak")
+	if err != nil {
+		<-done
+		return err
+	}
 	row, err := firstAttempt(ctx, cfg, t)
+	stop()
 	<-done
 	if err != nil {
 		return err
