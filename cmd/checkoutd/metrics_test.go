@@ -164,6 +164,8 @@ func TestServeMetrics(t *testing.T) {
 			{"checkoutd_webhook_attempts_total", nil, 0},
 			{"checkoutd_webhook_deliveries_failed_total", nil, 0},
 			{"checkoutd_request_logs_dropped_total", nil, 0},
+			{"checkoutd_api_auth_limited_total", []string{"result", "refused"}, 0},
+			{"checkoutd_api_auth_limited_total", []string{"result", "admitted"}, 0},
 			{"checkoutd_job_failures_total", nil, 0},
 			{"checkoutd_job_row_failures_total", []string{"job", "expire-sessions"}, 0},
 			{"checkoutd_job_row_failures_total", []string{"job", "payments"}, 0},

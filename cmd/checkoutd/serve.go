@@ -58,7 +58,7 @@ func parseServeConfig(e env, args []string) (*serveConfig, error) {
 	fs.StringVar(&c.checkoutBaseURL, "checkout-base-url", "", "public address of the hosted payment pages (default: --base-url)")
 	fs.Float64Var(&c.rateLimit, "rate-limit", 100, "requests per second per API key, on each node (0 turns the limit off)")
 	fs.IntVar(&c.rateBurst, "rate-burst", 200, "requests an API key may send in one burst")
-	fs.IntVar(&c.authFailureLimit, "auth-failure-limit", 20, "failed authentications per minute per client address, on each node, before 429 (0 turns the limit off)")
+	fs.IntVar(&c.authFailureLimit, "auth-failure-limit", 20, "failed authentications per minute per client address, on each node, before made-up keys are answered 429 (valid keys never are; 0 turns the limit off)")
 	fs.DurationVar(&c.expiryInterval, "expiry-interval", app.DefaultExpiryInterval, "how often sessions past their hour are expired")
 	fs.DurationVar(&c.purgeInterval, "purge-interval", app.DefaultPurgeInterval, "how often request logs and idempotency keys past retention are deleted")
 	fs.DurationVar(&c.paymentsInterval, "payments-interval", app.DefaultPaymentsInterval, "how often payments with something due are looked at (crypto confirmations, skins trade holds, disputes, card charges without an outcome)")

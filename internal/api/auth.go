@@ -5,8 +5,8 @@ import (
 	"context"
 	"io"
 	"net/http"
+	"net/netip"
 	"strings"
-	"time"
 
 	"github.com/checkoutd/checkoutd/checkout"
 	"github.com/checkoutd/checkoutd/internal/httpsig"
@@ -28,8 +28,8 @@ func KeyFrom(ctx context.Context) *checkout.APIKey {
 // an unknown, revoked or malformed key: 401 invalid_api_key, and with a
 // refused signature 401 invalid_signature, each of which spends one of the
 // client's failures (fails). A client with none left is answered 429
-// rate_limited before its key is looked up, unless the key is one this node
-// has cached as valid.
+// rate_limited, without a read of the key, for every credential that cannot
+// be valid (FailureLimiter); a valid key still gets in.
 func Authenticate(svc *service.Service, fails *FailureLimiter, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		key, err := authenticate(r, svc, fails)
@@ -47,16 +47,6 @@ func Authenticate(svc *service.Service, fails *FailureLimiter, next http.Handler
 	})
 }
 
-// throttled is the answer to a client with no failed authentications
-// left, for wait.
-func throttled(wait time.Duration) error {
-	secs := max(1, int((wait+time.Second-1)/time.Second))
-	err := checkout.Errorf(checkout.ERateLimited,
-		"Too many requests with invalid API keys from this address; retry after %d seconds.", secs)
-	err.RetryAfter = time.Duration(secs) * time.Second
-	return err
-}
-
 func authenticate(r *http.Request, svc *service.Service, fails *FailureLimiter) (*checkout.APIKey, error) {
 	h := r.Header.Get("Authorization")
 	if httpsig.IsSigned(r.Header) {
@@ -72,33 +62,54 @@ func authenticate(r *http.Request, svc *service.Service, fails *FailureLimiter) 
 	}
 	secret, err := bearerSecret(h)
 	client := clientOf(r.RemoteAddr)
-	if blocked, wait := fails.Blocked(client); blocked {
+	over, wait := fails.blocked(client)
+	if over {
+		may := false
 		if err == nil {
-			if key, ok := svc.AuthenticateCached(secret); ok {
-				return key, nil
+			if may, err = svc.BearerKeyMayExist(r.Context(), secret); err != nil {
+				return nil, err
 			}
 		}
-		return nil, throttled(wait)
+		if !may {
+			return nil, fails.refuse(wait)
+		}
 	}
 	var key *checkout.APIKey
 	if err == nil {
 		key, err = svc.Authenticate(r.Context(), secret)
 	}
-	if checkout.IsCode(err, checkout.EInvalidAPIKey) {
-		fails.Fail(client)
-	}
+	countOutcome(fails, client, over, err, checkout.EInvalidAPIKey)
 	return key, err
+}
+
+// countOutcome spends one of the client's failures when err has the code of
+// a refused credential, and counts a key admitted over the limit.
+func countOutcome(fails *FailureLimiter, client netip.Prefix, over bool, err error, refused string) {
+	switch {
+	case checkout.IsCode(err, refused):
+		fails.fail(client)
+	case err == nil && over:
+		fails.admit()
+	}
 }
 
 // authenticateSigned authenticates a request signed with an HMAC key
 // (RFC 9421, DESIGN.md 6). The signature covers the body's digest, so the
 // body is read here, at most MaxBodyBytes (413 beyond), and put back for the
 // handler. A refused signature spends one of the client's failures, as an
-// invalid key does.
+// invalid key does; over the limit, a keyid that names no key this node
+// knows of is refused before anything else.
 func authenticateSigned(r *http.Request, svc *service.Service, fails *FailureLimiter) (*checkout.APIKey, error) {
 	client := clientOf(r.RemoteAddr)
-	if blocked, wait := fails.Blocked(client); blocked {
-		return nil, throttled(wait)
+	over, wait := fails.blocked(client)
+	if over {
+		may, err := svc.SigningKeyMayExist(r.Context(), httpsig.KeyID(r.Header))
+		if err != nil {
+			return nil, err
+		}
+		if !may {
+			return nil, fails.refuse(wait)
+		}
 	}
 	if r.ContentLength > MaxBodyBytes {
 		return nil, checkout.Errorf(checkout.EPayloadTooLarge, "The request body is larger than %d bytes.", MaxBodyBytes)
@@ -112,9 +123,7 @@ func authenticateSigned(r *http.Request, svc *service.Service, fails *FailureLim
 	}
 	r.Body = io.NopCloser(bytes.NewReader(body))
 	key, err := svc.AuthenticateSigned(r.Context(), httpsig.Request{Method: r.Method, URL: r.URL, Header: r.Header, Body: body})
-	if checkout.IsCode(err, checkout.EInvalidSignature) {
-		fails.Fail(client)
-	}
+	countOutcome(fails, client, over, err, checkout.EInvalidSignature)
 	return key, err
 }
 

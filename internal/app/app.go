@@ -106,8 +106,10 @@ type App struct {
 	Dispatcher  *webhook.Dispatcher
 	RequestLogs *service.RequestLogWriter
 	Jobs        []jobs.Job
-	Metrics     *metrics.Registry
-	Handler     http.Handler
+	// AuthFailures limits the API's failed authentications per client.
+	AuthFailures *api.FailureLimiter
+	Metrics      *metrics.Registry
+	Handler      http.Handler
 
 	log *slog.Logger
 	// streamsDone ends listeners' streams (CloseStreams).
@@ -170,13 +172,15 @@ func New(cfg Config) *App {
 		a.Jobs = append(a.Jobs, jobs.Job{Name: service.JobCryptoScan, Interval: or(cfg.CryptoScanInterval, DefaultCryptoScanInterval), Counts: &jobs.Counts{},
 			RunOnce: func(ctx context.Context) error { _, err := svc.ScanCrypto(ctx); return err }})
 	}
-	a.Metrics = newMetrics(observed{store: cfg.Store, service: svc, dispatcher: a.Dispatcher, logs: a.RequestLogs, jobs: a.Jobs})
+	a.AuthFailures = api.NewFailureLimiter(cfg.AuthFailureLimit, time.Minute, cfg.Now)
+	a.Metrics = newMetrics(observed{store: cfg.Store, service: svc, dispatcher: a.Dispatcher, logs: a.RequestLogs, jobs: a.Jobs,
+		authFailures: a.AuthFailures})
 	a.Handler = server.New(server.Deps{
 		Service:      svc,
 		Logger:       cfg.Logger,
 		Now:          cfg.Now,
 		RateLimiter:  api.NewRateLimiter(cfg.RateLimit, cfg.RateBurst, cfg.Now),
-		AuthFailures: api.NewFailureLimiter(cfg.AuthFailureLimit, time.Minute, cfg.Now),
+		AuthFailures: a.AuthFailures,
 		RequestLogs:  a.RequestLogs,
 		Metrics:      a.Metrics,
 		HideMetrics:  cfg.HideMetrics,

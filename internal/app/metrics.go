@@ -8,6 +8,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/checkoutd/checkoutd/checkout"
+	"github.com/checkoutd/checkoutd/internal/api"
 	"github.com/checkoutd/checkoutd/internal/jobs"
 	"github.com/checkoutd/checkoutd/internal/metrics"
 	"github.com/checkoutd/checkoutd/internal/service"
@@ -23,6 +24,8 @@ type observed struct {
 	dispatcher *webhook.Dispatcher
 	logs       *service.RequestLogWriter
 	jobs       []jobs.Job
+	// authFailures is the API's limit of failed authentications.
+	authFailures *api.FailureLimiter
 }
 
 // queueTimeout bounds the one query a scrape makes (the delivery queue's
@@ -77,6 +80,13 @@ func newMetrics(o observed) *metrics.Registry {
 			}
 			emit(float64(q.Due), "due")
 			emit(float64(q.Waiting), "waiting")
+		})
+
+	r.Func("checkoutd_api_auth_limited_total", "API requests from clients over their limit of failed authentications, by result: refused (429, a credential that cannot be valid, answered without a read of the key) or admitted (a valid key, which the limit never refuses).",
+		counter, []string{"result"}, func(_ context.Context, emit metrics.Emit) {
+			s := o.authFailures.Stats()
+			emit(float64(s.Refused), "refused")
+			emit(float64(s.Admitted), "admitted")
 		})
 
 	r.Value("checkoutd_request_logs_dropped_total", "Request logs dropped because the writer's queue was full.",

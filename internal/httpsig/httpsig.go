@@ -86,6 +86,22 @@ func IsSigned(h http.Header) bool {
 	return h.Get("Signature-Input") != "" || h.Get("Signature") != ""
 }
 
+// KeyID returns the keyid of the one signature Signature-Input holds, or
+// "" when it holds none that names one: what needs no body, no clock and no
+// key, for the caller that asks first whether the key may exist.
+func KeyID(h http.Header) string {
+	inputs, err := parseDictionary(strings.Join(h.Values("Signature-Input"), ", "))
+	if err != nil || len(inputs) != 1 || !inputs[0].isList {
+		return ""
+	}
+	for _, p := range inputs[0].params {
+		if v, ok := p.value.(string); ok && p.name == "keyid" {
+			return v
+		}
+	}
+	return ""
+}
+
 // Parse reads the signature of r and checks everything that needs no key:
 // its shape, alg, the covered components (@method and @target-uri always;
 // content-digest and content-type when the request has a body, or is a

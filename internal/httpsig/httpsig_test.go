@@ -227,3 +227,29 @@ func TestInteropHTTPSign(t *testing.T) {
 		t.Errorf("httpsign.VerifyRequest(our signature) = %v", err)
 	}
 }
+
+// KeyID reads the keyid of the one signature of Signature-Input, and
+// nothing from a header that holds none, several, or one without a keyid.
+func TestKeyID(t *testing.T) {
+	for _, tt := range []struct {
+		input []string
+		want  string
+	}{
+		{[]string{`sig1=("@method" "@target-uri");created=1;keyid="key_abc";nonce="n";alg="hmac-sha256"`}, "key_abc"},
+		{[]string{`sig1=("@method");keyid="key_abc"`}, "key_abc"},
+		{nil, ""},
+		{[]string{"nonsense"}, ""},
+		{[]string{`sig1=("@method");created=1`}, ""},
+		{[]string{`sig1=("@method");keyid=12`}, ""},
+		{[]string{`sig1=("@method");keyid="a"`, `sig2=("@method");keyid="b"`}, ""},
+		{[]string{`sig1=:AAAA:`}, ""},
+	} {
+		h := http.Header{}
+		for _, v := range tt.input {
+			h.Add("Signature-Input", v)
+		}
+		if got := httpsig.KeyID(h); got != tt.want {
+			t.Errorf("KeyID(%q) = %q; want %q", tt.input, got, tt.want)
+		}
+	}
+}

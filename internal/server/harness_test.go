@@ -20,6 +20,7 @@ import (
 	"github.com/getkin/kin-openapi/routers/gorillamux"
 
 	"github.com/checkoutd/checkoutd/checkout"
+	"github.com/checkoutd/checkoutd/internal/api"
 	"github.com/checkoutd/checkoutd/internal/app"
 	"github.com/checkoutd/checkoutd/internal/clock"
 	"github.com/checkoutd/checkoutd/internal/logtest"
@@ -54,6 +55,8 @@ type harness struct {
 	cacheClock *clock.Fake
 	// logBuf receives every log line the server writes.
 	logBuf *logtest.Buffer
+	// authFailures is the API's limit of failed authentications.
+	authFailures *api.FailureLimiter
 	// A store with a test-mode write key.
 	store  *checkout.Merchant
 	secret string
@@ -92,7 +95,8 @@ func newHarness(t *testing.T, db *store.DB, opts ...harnessOptions) *harness {
 		SecretsKey: testSecretsKey,
 	})
 	t.Cleanup(a.Close)
-	h := &harness{t: t, db: db, clock: clk, cacheClock: cacheClk, svc: a.Service, logs: a.RequestLogs, logBuf: logBuf}
+	h := &harness{t: t, db: db, clock: clk, cacheClock: cacheClk, svc: a.Service, logs: a.RequestLogs, logBuf: logBuf,
+		authFailures: a.AuthFailures}
 	handler := a.Handler
 	h.srv = httptest.NewServer(handler)
 	t.Cleanup(h.srv.Close)

@@ -13,6 +13,7 @@ import (
 	"github.com/yaronf/httpsign"
 
 	"github.com/checkoutd/checkoutd/checkout"
+	"github.com/checkoutd/checkoutd/internal/api"
 	"github.com/checkoutd/checkoutd/internal/httpsig"
 	"github.com/checkoutd/checkoutd/internal/service"
 	"github.com/checkoutd/checkoutd/internal/store"
@@ -141,24 +142,37 @@ func TestSignedRefusals(t *testing.T) {
 }
 
 // Refused signatures spend the client's failed-authentication budget as
-// invalid keys do: past it, even a good signature from that address is
-// answered 429 until the budget refills.
+// invalid keys do. Past it, a signature whose keyid names no key this node
+// knows of is answered 429 before its body is read, while a good signature
+// of a real key still gets in (the limit never refuses a valid key), and a
+// bad one of a real key is still checked and refused 401.
 func TestSignedFailuresAreLimited(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		h := newHarness(t, db, harnessOptions{authFailureLimit: 20})
 		k, secret := h.newHMACKey(checkout.PermCheckoutsWrite)
 		post := "/v1/stores/" + h.store.ID + "/checkouts"
-		for i := range 20 {
-			bad := signed(t, "POST", post, swordBody, k.ID, secret, fmt.Sprintf("bad-%d", i), t0)
+		badOf := func(nonce string) request {
+			bad := signed(t, "POST", post, swordBody, k.ID, secret, nonce, t0)
 			bad.body = strings.Replace(swordBody, "1500", "1600", 1) // the digest no longer matches
-			wantError(t, h.do(bad), http.StatusUnauthorized, checkout.EInvalidSignature)
+			return bad
 		}
-		good := signed(t, "POST", post, swordBody, k.ID, secret, "good", t0)
-		r := h.do(good)
-		wantPlainError(t, r, http.StatusTooManyRequests, "rate_limited")
-		h.clock.Advance(3 * time.Second)
-		if r := h.do(good); r.Status != http.StatusCreated {
-			t.Errorf("a good signature once the budget refilled = %d %s; want 201 (its nonce not spent by the 429)", r.Status, r.Body)
+		for i := range 20 {
+			wantError(t, h.do(badOf(fmt.Sprintf("bad-%d", i))), http.StatusUnauthorized, checkout.EInvalidSignature)
+		}
+		for _, req := range []request{
+			signed(t, "POST", post, swordBody, checkout.NewAPIKeyID(), secret, "unknown-key", t0),
+			signed(t, "POST", post, swordBody, "key_nonsense", secret, "malformed-key", t0),
+			{method: "POST", path: post, body: swordBody, headers: map[string]string{"Signature-Input": "nonsense", "Signature": "nonsense"}},
+		} {
+			wantPlainError(t, h.do(req), http.StatusTooManyRequests, "rate_limited")
+		}
+		wantError(t, h.do(badOf("bad-over")), http.StatusUnauthorized, checkout.EInvalidSignature)
+		h.cacheClock.Advance(service.MaxKeyCacheTTL) // the key no longer cached
+		if r := h.do(signed(t, "POST", post, swordBody, k.ID, secret, "good", t0)); r.Status != http.StatusCreated {
+			t.Errorf("a good signature from the limited address = %d %s; want 201", r.Status, r.Body)
+		}
+		if got, want := h.authFailures.Stats(), (api.FailureStats{Refused: 3, Admitted: 1}); got != want {
+			t.Errorf("limiter's counts = %+v; want %+v", got, want)
 		}
 	})
 }

@@ -75,7 +75,10 @@ type Service struct {
 	secrets     *seal.Key
 	keys        *ttlCache[*checkout.APIKey]
 	unknownKeys *ttlCache[struct{}]
-	merchants   *ttlCache[*checkout.Merchant]
+	// keyIndex lists the keys that exist, for the clients over their
+	// limit of failed authentications (BearerKeyMayExist).
+	keyIndex  *keyIndex
+	merchants *ttlCache[*checkout.Merchant]
 	// signInFailures limit failed dashboard sign-ins per account email
 	// and per client (SignIn).
 	signInFailures struct{ byEmail, byClient *authlimit.Limiter[string] }
@@ -207,6 +210,7 @@ func New(cfg Config) *Service {
 		keys:            newTTLCache[*checkout.APIKey](cfg.KeyCacheTTL, maxCached, cfg.CacheNow),
 		unknownKeys:     newTTLCache[struct{}](cfg.KeyCacheTTL, maxCached, cfg.CacheNow),
 		merchants:       newTTLCache[*checkout.Merchant](cfg.KeyCacheTTL, maxCached, cfg.CacheNow),
+		keyIndex:        newKeyIndex(cfg.Store, cfg.Now),
 	}
 	s.signInFailures.byEmail = authlimit.New[string](SignInFailureLimit, SignInFailureWindow, cfg.Now)
 	s.signInFailures.byClient = authlimit.New[string](SignInFailureLimit, SignInFailureWindow, cfg.Now)
@@ -270,6 +274,7 @@ func (s *Service) CreateAPIKey(ctx context.Context, p checkout.APIKeyParams) (*c
 	if err != nil {
 		return nil, "", err
 	}
+	s.keyIndex.add(k)
 	return k, secret, nil
 }
 
@@ -359,18 +364,40 @@ func (s *Service) Authenticate(ctx context.Context, secret string) (*checkout.AP
 	return k, nil
 }
 
-// AuthenticateCached returns the live bearer key whose secret this is when
-// this node has it cached, without reading the database: what a client
-// throttled for failed attempts may still use.
-func (s *Service) AuthenticateCached(secret string) (*checkout.APIKey, bool) {
+// BearerKeyMayExist reports whether secret may be a live bearer key's,
+// without reading the key: what a client over its limit of failed
+// authentications is asked first, so that its made-up keys cost the
+// database nothing while its valid ones still get in. It is false for a
+// secret of the wrong shape, one this node read as unknown or revoked
+// within the key cache's time, and one the node's index of keys does not
+// hold (keyIndex, read again if need be for keys created since the call
+// began); true for a key cached as valid and for one the index holds,
+// which Authenticate then reads and checks.
+func (s *Service) BearerKeyMayExist(ctx context.Context, secret string) (bool, error) {
 	if _, typ, ok := checkout.ParseSecret(secret); !ok || typ != checkout.KeyBearer {
-		return nil, false
+		return false, nil
 	}
-	k, ok := s.keys.get(checkout.HashSecret(secret))
-	if !ok || !k.MatchesSecret(secret) || k.Revoked() {
-		return nil, false
+	hash := checkout.HashSecret(secret)
+	if k, ok := s.keys.get(hash); ok {
+		return k.MatchesSecret(secret) && !k.Revoked(), nil
 	}
-	return k, true
+	if _, unknown := s.unknownKeys.get(hash); unknown {
+		return false, nil
+	}
+	return s.keyIndex.contains(ctx, s.keyIndex.bearerPrint(hash))
+}
+
+// SigningKeyMayExist is BearerKeyMayExist for the keyid of a signed
+// request: false for an id of the wrong shape, one cached as another
+// kind of key or revoked, and one the index of keys does not hold.
+func (s *Service) SigningKeyMayExist(ctx context.Context, id string) (bool, error) {
+	if !validKeyID(id) {
+		return false, nil
+	}
+	if k, ok := s.keys.get("id:" + id); ok {
+		return k.Type == checkout.KeyHMAC && !k.Revoked(), nil
+	}
+	return s.keyIndex.contains(ctx, s.keyIndex.idPrint(id))
 }
 
 // requestHash is the fingerprint of a create request that an

@@ -214,3 +214,6 @@ func ExecLater(ctx context.Context, tx checkout.Tx, check func(int64) error, que
 // SetRoundTripFault fails each round trip of a pipelined transaction for
 // which fn returns an error, before it is sent.
 func SetRoundTripFault(db *DB, fn func(queries []string) error) { db.roundTripFault = fn }
+
+// APIKeyListActiveQuery is the query of APIKeyListActive, for its plan.
+const APIKeyListActiveQuery = apiKeyListActiveQuery

@@ -152,3 +152,19 @@ func checkPaymentPlan(t *testing.T, what, plan string, ordered bool) {
 		t.Errorf("%s: the plan sorts; want the index's order:\n%s", what, plan)
 	}
 }
+
+// TestAPIKeyListActivePlan explains the read of the keys created since a
+// time, which a node's index of keys runs again and again under a flood of
+// made-up keys (service.keyIndex): it reads the index of keys by creation,
+// so it costs the few keys of the last minutes, not a scan of every key.
+func TestAPIKeyListActivePlan(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		plan, err := store.Explain(context.Background(), db, store.APIKeyListActiveQuery, time.Now().Unix())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(plan, "api_keys_created") || strings.Contains(plan, "SCAN api_keys") || strings.Contains(plan, "Seq Scan") {
+			t.Errorf("plan:\n%s\nwant it to read api_keys_created, not scan api_keys", plan)
+		}
+	})
+}
