@@ -21,9 +21,10 @@ type Store interface {
 	// APIKeyGet fails with not_found when there is no such key.
 	APIKeyGet(ctx context.Context, id string) (*APIKey, error)
 	APIKeyList(ctx context.Context, merchantID string) ([]*APIKey, error)
-	// APIKeyListActive returns every store's unrevoked keys created at or
-	// after since (all of them for the zero time), in no order.
-	APIKeyListActive(ctx context.Context, since time.Time) ([]*APIKey, error)
+	// APIKeyEachActive calls each with the id, type and secret hash of
+	// every store's unrevoked keys created at or after since (all of them
+	// for the zero time), in no order.
+	APIKeyEachActive(ctx context.Context, since time.Time, each func(id string, typ KeyType, secretHash string)) error
 
 	// AccountGet and AccountGetByEmail fail with not_found when there is no
 	// such account. The email is matched exactly: callers normalise it

@@ -25,12 +25,12 @@ type countingStore struct {
 	indexDown atomic.Bool
 }
 
-func (s *countingStore) APIKeyListActive(ctx context.Context, since time.Time) ([]*checkout.APIKey, error) {
+func (s *countingStore) APIKeyEachActive(ctx context.Context, since time.Time, each func(string, checkout.KeyType, string)) error {
 	s.indexReads.Add(1)
 	if s.indexDown.Load() {
-		return nil, checkout.Errorf(checkout.EUnavailable, "The database is unreachable.")
+		return checkout.Errorf(checkout.EUnavailable, "The database is unreachable.")
 	}
-	return s.Store.APIKeyListActive(ctx, since)
+	return s.Store.APIKeyEachActive(ctx, since, each)
 }
 
 func (s *countingStore) APIKeyGetByHash(ctx context.Context, hash string) (*checkout.APIKey, error) {

@@ -83,11 +83,11 @@ func (x *keyIndex) bearerPrint(secretHash string) uint64 {
 
 func (x *keyIndex) idPrint(id string) uint64 { return maphash.String(x.seed, "id:"+id) }
 
-func (x *keyIndex) print(k *checkout.APIKey) uint64 {
-	if k.Type == checkout.KeyHMAC {
-		return x.idPrint(k.ID)
+func (x *keyIndex) print(id string, typ checkout.KeyType, secretHash string) uint64 {
+	if typ == checkout.KeyHMAC {
+		return x.idPrint(id)
 	}
-	return x.bearerPrint(k.SecretHash)
+	return x.bearerPrint(secretHash)
 }
 
 // add lists a key this node created, before anyone can use it.
@@ -97,7 +97,7 @@ func (x *keyIndex) add(k *checkout.APIKey) {
 	if x.prints == nil {
 		x.prints = map[uint64]struct{}{}
 	}
-	x.prints[x.print(k)] = struct{}{}
+	x.prints[x.print(k.ID, k.Type, k.SecretHash)] = struct{}{}
 }
 
 // contains reports whether the index holds print, reading it again first
@@ -154,8 +154,14 @@ func (x *keyIndex) read() {
 	if !loaded {
 		since = time.Time{}
 	}
+	// The prints are gathered apart and added once the read succeeded:
+	// the index's lock is not held across the read, and a read cut short
+	// adds nothing.
+	var read []uint64
 	ctx, cancel := context.WithTimeout(context.Background(), readTimeout)
-	keys, err := x.store.APIKeyListActive(ctx, since)
+	err := x.store.APIKeyEachActive(ctx, since, func(id string, typ checkout.KeyType, secretHash string) {
+		read = append(read, x.print(id, typ, secretHash))
+	})
 	cancel()
 
 	x.mu.Lock()
@@ -168,10 +174,10 @@ func (x *keyIndex) read() {
 		return
 	}
 	if x.prints == nil {
-		x.prints = make(map[uint64]struct{}, len(keys))
+		x.prints = make(map[uint64]struct{}, len(read))
 	}
-	for _, k := range keys {
-		x.prints[x.print(k)] = struct{}{}
+	for _, p := range read {
+		x.prints[p] = struct{}{}
 	}
 	x.loaded, x.lastRead, x.since, x.failed = true, start, next, nil
 }

@@ -56,23 +56,33 @@ func (db *DB) APIKeyList(ctx context.Context, merchantID string) ([]*checkout.AP
 	return collect(db, rows, scanAPIKey)
 }
 
-// apiKeyListActiveQuery reads through the index of keys by creation
+// apiKeyEachActiveQuery reads through the index of keys by creation
 // (migration 0020): what a node reads again, often, is the few keys of the
 // last minutes.
-const apiKeyListActiveQuery = `SELECT ` + apiKeyColumns + ` FROM api_keys WHERE created_at >= $1 AND revoked_at IS NULL`
+const apiKeyEachActiveQuery = `SELECT id, type, secret_hash FROM api_keys WHERE created_at >= $1 AND revoked_at IS NULL`
 
-// APIKeyListActive returns every unrevoked key created at or after since,
-// every store's, in no order. The zero time lists them all.
-func (db *DB) APIKeyListActive(ctx context.Context, since time.Time) ([]*checkout.APIKey, error) {
+// APIKeyEachActive calls each with the id, type and secret hash of every
+// unrevoked key created at or after since, every store's, in no order; the
+// zero time gives them all. The keys are not kept: a node lists a million
+// keys in little memory.
+func (db *DB) APIKeyEachActive(ctx context.Context, since time.Time, each func(id string, typ checkout.KeyType, secretHash string)) error {
 	var from int64
 	if !since.IsZero() {
 		from = since.Unix()
 	}
-	rows, err := db.readRows(ctx, apiKeyListActiveQuery, from)
+	rows, err := db.readRows(ctx, apiKeyEachActiveQuery, from)
 	if err != nil {
-		return nil, db.translate(err)
+		return db.translate(err)
 	}
-	return collect(db, rows, scanAPIKey)
+	defer rows.Close()
+	var id, typ, hash string
+	for rows.Next() {
+		if err := rows.Scan(&id, &typ, &hash); err != nil {
+			return db.translate(err)
+		}
+		each(id, checkout.KeyType(typ), hash)
+	}
+	return db.translate(rows.Err())
 }
 
 // APIKeyInsert stores a new key.

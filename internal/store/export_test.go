@@ -215,5 +215,5 @@ func ExecLater(ctx context.Context, tx checkout.Tx, check func(int64) error, que
 // which fn returns an error, before it is sent.
 func SetRoundTripFault(db *DB, fn func(queries []string) error) { db.roundTripFault = fn }
 
-// APIKeyListActiveQuery is the query of APIKeyListActive, for its plan.
-const APIKeyListActiveQuery = apiKeyListActiveQuery
+// APIKeyEachActiveQuery is the query of APIKeyEachActive, for its plan.
+const APIKeyEachActiveQuery = apiKeyEachActiveQuery

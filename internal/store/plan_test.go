@@ -153,13 +153,13 @@ func checkPaymentPlan(t *testing.T, what, plan string, ordered bool) {
 	}
 }
 
-// TestAPIKeyListActivePlan explains the read of the keys created since a
+// TestAPIKeyEachActivePlan explains the read of the keys created since a
 // time, which a node's index of keys runs again and again under a flood of
 // made-up keys (service.keyIndex): it reads the index of keys by creation,
 // so it costs the few keys of the last minutes, not a scan of every key.
-func TestAPIKeyListActivePlan(t *testing.T) {
+func TestAPIKeyEachActivePlan(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
-		plan, err := store.Explain(context.Background(), db, store.APIKeyListActiveQuery, time.Now().Unix())
+		plan, err := store.Explain(context.Background(), db, store.APIKeyEachActiveQuery, time.Now().Unix())
 		if err != nil {
 			t.Fatal(err)
 		}

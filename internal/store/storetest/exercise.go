@@ -45,7 +45,7 @@ func Exercise(t *testing.T, open func(t *testing.T) *store.DB) {
 		{"APIKey/UnknownStore", testAPIKeyUnknownStore},
 		{"APIKey/List", testAPIKeyList},
 		{"APIKey/Revoke", testAPIKeyRevoke},
-		{"APIKey/ListActive", testAPIKeyListActive},
+		{"APIKey/EachActive", testAPIKeyEachActive},
 		{"Session/RoundTrip", testSessionRoundTrip},
 		{"Session/RoundTripMinimal", testSessionRoundTripMinimal},
 		{"Session/NotFound", testSessionNotFound},
@@ -370,10 +370,10 @@ func testAPIKeyRevoke(t *testing.T, db *store.DB) {
 	}
 }
 
-// APIKeyListActive lists every store's unrevoked keys created at or after
+// APIKeyEachActive gives every store's unrevoked keys created at or after
 // its time (the second, as keys are stamped), all of them for the zero
-// time.
-func testAPIKeyListActive(t *testing.T, db *store.DB) {
+// time, each with its id, type and secret hash.
+func testAPIKeyEachActive(t *testing.T, db *store.DB) {
 	ctx := context.Background()
 	m := newMerchant(t, db, "Acme", base)
 	other := newMerchant(t, db, "Other", base)
@@ -381,37 +381,28 @@ func testAPIKeyListActive(t *testing.T, db *store.DB) {
 	revoked := newKey(t, db, m.ID, checkout.ModeTest, base.Add(time.Minute))
 	inTx(t, db, func(tx checkout.Tx) error { return tx.APIKeyRevoke(ctx, revoked.ID, base.Add(time.Hour)) })
 	atBound := newKey(t, db, other.ID, checkout.ModeLive, base.Add(time.Minute))
-	newer := newKey(t, db, m.ID, checkout.ModeLive, base.Add(time.Hour))
-	ids := func(since time.Time) []string {
-		t.Helper()
-		ks, err := db.APIKeyListActive(ctx, since)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var out []string
-		for _, k := range ks {
-			out = append(out, k.ID)
-		}
-		slices.Sort(out)
-		return out
-	}
-	sorted := func(ids ...string) []string { slices.Sort(ids); return ids }
+	hmac := &checkout.APIKey{ID: checkout.NewAPIKeyID(), MerchantID: m.ID, Mode: checkout.ModeLive, Type: checkout.KeyHMAC,
+		Permissions: []checkout.Permission{checkout.PermCheckoutsRead}, SecretHash: checkout.HashSecret(checkout.NewSecret()),
+		SecretHint: "abcd", CreatedAt: base.Add(time.Hour), SealedSecret: "v1.sealed"}
+	inTx(t, db, func(tx checkout.Tx) error { return tx.APIKeyInsert(ctx, hmac) })
+	line := func(k *checkout.APIKey) string { return k.ID + " " + string(k.Type) + " " + k.SecretHash }
 	for _, c := range []struct {
 		since time.Time
 		want  []string
 	}{
-		{time.Time{}, sorted(old.ID, atBound.ID, newer.ID)},
-		{base.Add(time.Minute), sorted(atBound.ID, newer.ID)},
-		{base.Add(time.Minute + time.Second), sorted(newer.ID)},
+		{time.Time{}, []string{line(old), line(atBound), line(hmac)}},
+		{base.Add(time.Minute), []string{line(atBound), line(hmac)}},
+		{base.Add(time.Minute + time.Second), []string{line(hmac)}},
 		{base.Add(2 * time.Hour), nil},
 	} {
-		if got := ids(c.since); !slices.Equal(got, c.want) {
-			t.Errorf("APIKeyListActive(%v) = %v; want %v", c.since, got, c.want)
-		}
-	}
-	if ks, err := db.APIKeyListActive(ctx, time.Time{}); err == nil && len(ks) > 0 {
-		if got := ks[0]; got.SecretHash == "" || got.MerchantID == "" {
-			t.Errorf("APIKeyListActive's key = %+v; want it whole", got)
+		var got []string
+		err := db.APIKeyEachActive(ctx, c.since, func(id string, typ checkout.KeyType, hash string) {
+			got = append(got, id+" "+string(typ)+" "+hash)
+		})
+		slices.Sort(got)
+		slices.Sort(c.want)
+		if err != nil || !slices.Equal(got, c.want) {
+			t.Errorf("APIKeyEachActive(%v) = %v, %v; want %v", c.since, got, err, c.want)
 		}
 	}
 }
