@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -309,8 +310,13 @@ var (
 )
 
 func loadSpec() {
+	doc, err := goPatterns(openapi.JSON)
+	if err != nil {
+		specErr = err
+		return
+	}
 	loader := openapi3.NewLoader()
-	specDoc, specErr = loader.LoadFromData(openapi.JSON)
+	specDoc, specErr = loader.LoadFromData(doc)
 	if specErr != nil {
 		return
 	}
@@ -320,6 +326,69 @@ func loadSpec() {
 	// Route on paths alone, whatever host the test server has.
 	specDoc.Servers = nil
 	specRouter, specErr = gorillamux.NewRouter(specDoc)
+}
+
+// goPatterns returns the document with each pattern's \uXXXX escapes written
+// as Go's regexp writes them, \x{XXXX}, and checks that Go's regexp compiles
+// every pattern. The document's patterns are ECMA-262 regular expressions and
+// spell non-ASCII characters as \uXXXX, so that the document is ASCII (Prism
+// puts a pattern in a response header, and Node refuses non-ASCII there). Go's
+// regexp does not read \u. kin-openapi's own validator translates it, but its
+// JSON Schema 2020-12 validator, the one OpenAPI 3.1 documents get, compiles
+// patterns with Go's regexp as they are, and on failure falls back without a
+// word to the validator of OpenAPI 3.0, which ignores 2020-12 keywords such as
+// propertyNames (metadata keys).
+func goPatterns(doc []byte) ([]byte, error) {
+	dec := json.NewDecoder(bytes.NewReader(doc))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		return nil, err
+	}
+	var err error
+	walkJSON(v, "#", func(ptr string, obj map[string]any) {
+		p, ok := obj["pattern"].(string)
+		if !ok || err != nil {
+			return
+		}
+		obj["pattern"] = ecmaToGoRegexp(p)
+		if _, cerr := regexp.Compile(obj["pattern"].(string)); cerr != nil {
+			err = fmt.Errorf("%s/pattern: Go's regexp refuses %q (%v): say it another way", ptr, p, cerr)
+		}
+	})
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(v)
+}
+
+// ecmaToGoRegexp rewrites the \uXXXX escapes of an ECMA-262 regular
+// expression as \x{XXXX}, leaving every other escape (\\u included) as it is.
+func ecmaToGoRegexp(re string) string {
+	var b strings.Builder
+	for i := 0; i < len(re); i++ {
+		if re[i] != '\\' || i+1 == len(re) {
+			b.WriteByte(re[i])
+			continue
+		}
+		if re[i+1] == 'u' && i+6 <= len(re) && isHex4(re[i+2:i+6]) {
+			b.WriteString(`\x{` + re[i+2:i+6] + `}`)
+			i += 5
+			continue
+		}
+		b.WriteString(re[i : i+2])
+		i++
+	}
+	return b.String()
+}
+
+func isHex4(s string) bool {
+	for _, c := range []byte(s) {
+		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F') {
+			return false
+		}
+	}
+	return len(s) == 4
 }
 
 // checkResponse validates a response against the OpenAPI document: the
