@@ -13,7 +13,9 @@ import (
 	"github.com/getkin/kin-openapi/openapi3"
 	"github.com/getkin/kin-openapi/openapi3filter"
 
+	"github.com/checkoutd/checkoutd/checkout"
 	"github.com/checkoutd/checkoutd/internal/store/storetest"
+	"github.com/checkoutd/checkoutd/openapi"
 )
 
 // A rule case: a create request and whether the OpenAPI document and the
@@ -299,4 +301,70 @@ func validateRequest(req *http.Request, body []byte) error {
 		Request: req, PathParams: pathParams, Route: route,
 		Options: &openapi3filter.Options{AuthenticationFunc: openapi3filter.NoopAuthenticationFunc, MultiError: true},
 	})
+}
+
+// The patterns of the text fields say what the server says, character by
+// character. For every code point below U+3100 (Go's white space and control
+// characters all lie there) and a few beyond, alone, inside a word, around a
+// word and twice inside one, a field's pattern accepts a string exactly when
+// the server's parser of the create request (checkout.ParseCreateRequest) does:
+// white space may surround the text, control characters may not appear in it
+// (description allows LF, CR and tab inside). The document is read as served,
+// its \uXXXX escapes by kin-openapi itself (the OpenAPI 3.0 validator, which
+// translates them; loadSpec's translation is not used here).
+func TestOpenAPITextPatternsAreTheServers(t *testing.T) {
+	doc, err := openapi3.NewLoader().LoadFromData(openapi.JSON)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := doc.Validate(context.Background()); err != nil {
+		t.Fatalf("kin-openapi reads the document's patterns as they are written: %v", err)
+	}
+	prop := func(schema, name string) *openapi3.Schema {
+		return doc.Components.Schemas[schema].Value.Properties[name].Value
+	}
+	fields := []struct {
+		param  string
+		schema *openapi3.Schema
+		body   func(v string) string
+	}{
+		{"items[0].name", prop("ItemInput", "name"), func(v string) string { return `{"items":[{"name":` + v + `,"amount":1500}]}` }},
+		{"title", prop("CreateCheckoutRequest", "title"), func(v string) string { return with(`"title":` + v) }},
+		{"description", prop("CreateCheckoutRequest", "description"), func(v string) string { return with(`"description":` + v) }},
+		{"customer.name", prop("CustomerInput", "name"), func(v string) string { return with(`"customer":{"name":` + v + `}`) }},
+	}
+	var chars []rune
+	for c := rune(0); c < 0x3100; c++ {
+		chars = append(chars, c)
+	}
+	chars = append(chars, 0xe000, 0xfeff, 0xfffd, 0x10000, 0x1f9fe, 0x10ffff)
+
+	for _, f := range fields {
+		if f.schema == nil || f.schema.Pattern == "" {
+			t.Fatalf("%s: no pattern in the document", f.param)
+		}
+		accepted, differ := 0, 0
+		for _, c := range chars {
+			s := string(c)
+			for _, v := range []string{s, "a" + s + "b", s + "a" + s, "a" + s + s + "b"} {
+				docErr := f.schema.VisitJSON(v)
+				_, srvErr := checkout.ParseCreateRequest([]byte(f.body(str(v))))
+				if docErr == nil {
+					accepted++
+				}
+				if (docErr == nil) != (srvErr == nil) {
+					if differ++; differ <= 5 {
+						t.Errorf("%s = %+q: the pattern accepts it: %v, the server: %v (%v)", f.param, v, docErr == nil, srvErr == nil, srvErr)
+					}
+				}
+			}
+		}
+		if differ > 5 {
+			t.Errorf("%s: the pattern and the server differ on %d strings in all", f.param, differ)
+		}
+		// A check that checks something: most strings pass, some do not.
+		if total := 4 * len(chars); accepted == 0 || accepted == total {
+			t.Errorf("%s: the pattern accepts %d strings of %d", f.param, accepted, total)
+		}
+	}
 }
