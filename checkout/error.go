@@ -31,6 +31,19 @@ const (
 	// them.
 	EConflict = "conflict"
 
+	// Codes of the refunds API (docs/api.md, Refunds).
+	//
+	// EPaymentNotFound: no payment of the store and mode has this id.
+	EPaymentNotFound = "payment_not_found"
+	// ERefundNotFound: no refund of the store and mode has this id.
+	ERefundNotFound = "refund_not_found"
+	// EPaymentNotRefundable: the payment cannot be refunded in its state
+	// (disputed, not collected, refunded in full); the message says which.
+	EPaymentNotRefundable = "payment_not_refundable"
+	// ERefundTooLarge: the amount is more than is left to refund of the
+	// payment (param amount).
+	ERefundTooLarge = "refund_amount_too_large"
+
 	// Codes of the dashboard's operations (accounts and members), which the
 	// CLI and the dashboard's pages show; none is an answer of the /v1 API.
 	//

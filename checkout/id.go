@@ -17,6 +17,7 @@ const (
 	PrefixDelivery = "whd_"
 	PrefixAPIKey   = "key_"
 	PrefixRequest  = "req_"
+	PrefixRefund   = "re_"
 )
 
 // NewID returns prefix followed by the hex of n random bytes.
@@ -51,6 +52,9 @@ func NewSessionID() string { return NewID(PrefixSession, 32) }
 
 // NewPaymentID returns a new payment id: pay_ and 32 hex characters.
 func NewPaymentID() string { return NewID(PrefixPayment, 16) }
+
+// NewRefundID returns a new refund id: re_ and 32 hex characters.
+func NewRefundID() string { return NewID(PrefixRefund, 16) }
 
 // NewRequestID returns a new request id: req_ and 32 hex characters, in
 // the order they are made (NewOrderedID).

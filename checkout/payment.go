@@ -114,9 +114,10 @@ var refundCodes = map[string]bool{
 
 // RefundDue reports whether p failed while its money was collected (late
 // crypto, a second payment of a session, a charge approved after the
-// payment failed): it is flagged for a refund from the dashboard.
+// payment failed) and is not yet refunded in full: it is flagged for a
+// refund from the dashboard.
 func (p *Payment) RefundDue() bool {
-	return p.Status == PaymentFailed && p.FailureCode != nil && refundCodes[*p.FailureCode]
+	return p.Status == PaymentFailed && p.FailureCode != nil && refundCodes[*p.FailureCode] && p.AmountRefunded < p.Amount
 }
 
 // FlagCapturedAfterFailure records on a failed payment that its processor
@@ -177,6 +178,9 @@ type Payment struct {
 	// session's total.
 	Amount         int64
 	AmountRefunded int64
+	// AmountRefunding is what refunds under way hold of the payment: it
+	// may not be refunded again unless they fail.
+	AmountRefunding int64
 	// Fee is what the service keeps, from the store's pricing; set when the
 	// payment succeeds, 0 before and for failed payments.
 	Fee      int64

@@ -95,7 +95,7 @@ func TestPaymentDecline(t *testing.T) {
 }
 
 func newPayment(method checkout.PaymentMethod, status checkout.PaymentStatus) *checkout.Payment {
-	p := checkout.NewPayment(session(nil), method, t0)
+	p := checkout.NewPayment(session(func(s *checkout.Session) { s.TotalAmount = 5000 }), method, t0)
 	p.Status = status
 	return p
 }

@@ -71,6 +71,14 @@ type Store interface {
 	// PaymentList returns a page of a store's payments of one mode, newest
 	// first by (CreatedAt, ID), with p's filters: the dashboard's Payments.
 	PaymentList(ctx context.Context, p PaymentListParams) ([]*Payment, error)
+
+	// RefundGet fails with not_found when there is no such refund.
+	RefundGet(ctx context.Context, id string) (*Refund, error)
+	// RefundListByPayment returns a payment's refunds, oldest first.
+	RefundListByPayment(ctx context.Context, paymentID string) ([]*Refund, error)
+	// RefundListDue returns at most limit refunds whose DueAt is at or
+	// before now, the longest due first.
+	RefundListDue(ctx context.Context, now time.Time, limit int) ([]*Refund, error)
 	// PaymentCountRefundDue counts a store's payments of one mode that are
 	// to be refunded (Payment.RefundDue), up to limit: the count stops there.
 	PaymentCountRefundDue(ctx context.Context, merchantID string, mode Mode, limit int) (int, error)
@@ -224,6 +232,13 @@ type Tx interface {
 	PaymentGetByTxHash(ctx context.Context, sessionID, txHash string) (*Payment, error)
 	// PaymentCountFailed counts a session's failed payments of a method.
 	PaymentCountFailed(ctx context.Context, sessionID string, method PaymentMethod) (int, error)
+	// RefundInsert stores a new refund; RefundUpdate writes its status,
+	// failure and due time (not_found when there is no such refund).
+	RefundInsert(ctx context.Context, r *Refund) error
+	RefundUpdate(ctx context.Context, r *Refund) error
+	// RefundGetForUpdate reads and locks a refund; not_found when there is
+	// none.
+	RefundGetForUpdate(ctx context.Context, id string) (*Refund, error)
 	// CryptoKeySet makes k its store's active key for its coin, keeping the
 	// index of a key of the same id set before, and returns it as stored.
 	CryptoKeySet(ctx context.Context, k *CryptoKey) (*CryptoKey, error)

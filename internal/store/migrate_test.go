@@ -51,7 +51,7 @@ func execRaw(t *testing.T, driver, dsn string, queries []string) {
 
 // undos take each migration back, by version, for the tests that migrate
 // a database made by an older build.
-var undos = map[int][]string{10: undo0010, 11: undo0011, 12: undo0012, 13: undo0013, 14: undo0014, 15: undo0015, 16: undo0016, 17: undo0017, 18: undo0018, 19: undo0019, 20: undo0020}
+var undos = map[int][]string{10: undo0010, 11: undo0011, 12: undo0012, 13: undo0013, 14: undo0014, 15: undo0015, 16: undo0016, 17: undo0017, 18: undo0018, 19: undo0019, 20: undo0020, 21: undo0021}
 
 // undoFrom returns the statements that take a database back to before
 // migration version: the undos from the newest migration down to version's.
@@ -62,6 +62,10 @@ func undoFrom(version int) []string {
 	}
 	return qs
 }
+
+// undo0021 undoes migration 0021 (refunds) on either database; undo0020
+// follows it.
+var undo0021 = []string{`DROP TABLE refunds`, `ALTER TABLE payments DROP COLUMN amount_refunding`}
 
 // undo0020 undoes migration 0020 (the keys' index by creation) on either
 // database; undo0019 follows it.

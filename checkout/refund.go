@@ -1,0 +1,341 @@
+package checkout
+
+import (
+	"fmt"
+	"time"
+)
+
+// RefundStatus is the state of a refund.
+//
+//	pending ──► succeeded
+//	   │
+//	   ├──────► failed     (the processor could not return the money)
+//	   └──────► canceled   (a crypto refund whose buyer never gave an address)
+type RefundStatus string
+
+// Refund statuses.
+const (
+	RefundPending   RefundStatus = "pending"
+	RefundSucceeded RefundStatus = "succeeded"
+	RefundFailed    RefundStatus = "failed"
+	RefundCanceled  RefundStatus = "canceled"
+)
+
+// RefundStatuses lists every status, in the order of a refund's life.
+var RefundStatuses = []RefundStatus{RefundPending, RefundSucceeded, RefundFailed, RefundCanceled}
+
+// RefundReason is why the merchant refunds, as Stripe names the reasons;
+// "" when none is given.
+type RefundReason string
+
+// Refund reasons.
+const (
+	ReasonRequestedByCustomer RefundReason = "requested_by_customer"
+	ReasonDuplicate           RefundReason = "duplicate"
+	ReasonFraudulent          RefundReason = "fraudulent"
+)
+
+// RefundReasons lists every reason a refund may give.
+var RefundReasons = []RefundReason{ReasonRequestedByCustomer, ReasonDuplicate, ReasonFraudulent}
+
+// Why a refund failed, as its processor says.
+const (
+	// RefundFailExpiredOrCanceledCard: the card charged is closed, so the
+	// money cannot go back to it (the test card 4000 0000 0000 5126).
+	RefundFailExpiredOrCanceledCard = "expired_or_canceled_card"
+	// RefundFailDeclined: the processor refused the refund.
+	RefundFailDeclined = "declined"
+)
+
+// refundFailureMessages say in a sentence what each failure means to the
+// merchant.
+var refundFailureMessages = map[string]string{
+	RefundFailExpiredOrCanceledCard: "The card charged is expired or canceled: the money cannot go back to it. Return it to the buyer another way.",
+	RefundFailDeclined:              "The processor declined the refund.",
+}
+
+// RefundFailureMessage returns what a refund failure code means.
+func RefundFailureMessage(code string) string {
+	if m, ok := refundFailureMessages[code]; ok {
+		return m
+	}
+	return "The refund failed."
+}
+
+// ActorKind says what kind of party an Actor is.
+type ActorKind string
+
+// The kinds of actors.
+const (
+	// ActorAccount is a member of the store, in the dashboard: ID is the
+	// account's id, Name its email.
+	ActorAccount ActorKind = "account"
+	// ActorAPIKey is a merchant's server, through the API: ID is the key's
+	// id.
+	ActorAPIKey ActorKind = "api_key"
+	// ActorCLI is the operator, at checkoutd's command line: Name is the
+	// operating system's user.
+	ActorCLI ActorKind = "cli"
+)
+
+// Actor is who asked for a change: a member of the store, an API key, or
+// the operator at the command line.
+type Actor struct {
+	Kind ActorKind
+	ID   string
+	Name string
+}
+
+// String names the actor for logs and lists.
+func (a Actor) String() string {
+	switch {
+	case a.ID != "" && a.Name != "":
+		return fmt.Sprintf("%s %s (%s)", a.Kind, a.Name, a.ID)
+	case a.ID != "":
+		return string(a.Kind) + " " + a.ID
+	}
+	return string(a.Kind) + " " + a.Name
+}
+
+// Refund gives back part or all of a payment's money.
+type Refund struct {
+	ID         string
+	PaymentID  string
+	SessionID  string
+	MerchantID string
+	Mode       Mode
+	// Amount is what goes back to the buyer, in the payment's currency's
+	// minor units.
+	Amount   int64
+	Currency string
+	Reason   RefundReason
+	Status   RefundStatus
+	// FailureCode says why a failed refund failed (RefundFail*).
+	FailureCode *string
+	RequestedBy Actor
+	// DueAt is when the payments job next looks at the refund: a refund
+	// whose processor did not answer is looked up then. Nil when nothing
+	// is scheduled.
+	DueAt     *time.Time
+	CreatedAt time.Time
+	UpdatedAt time.Time
+}
+
+// RefundParams are what a refund is asked with.
+type RefundParams struct {
+	// Amount is what to refund, in minor units; nil refunds all that is
+	// left of the payment.
+	Amount *int64
+	Reason RefundReason
+}
+
+// RefundTimeout is how long a refund's processor has to answer before the
+// payments job looks the refund up.
+const RefundTimeout = CardChargeTimeout
+
+// Refundable returns how much of p may still be refunded: what it
+// collected, less what was refunded and what refunds under way hold.
+func (p *Payment) Refundable() int64 {
+	return p.Amount - p.AmountRefunded - p.AmountRefunding
+}
+
+// RefundBlock says why p cannot be refunded now, or nil when it can: a
+// captured payment that is not disputed, or a failed one whose money was
+// collected (RefundDue), with something left to refund.
+func (p *Payment) RefundBlock() error {
+	switch {
+	case p.Status == PaymentDisputed || p.Status == PaymentDisputeLost:
+		return Errorf(EPaymentNotRefundable, "Payment %s is disputed: the money is the card network's to decide until the dispute closes, and a refund would return it twice. Answer the dispute instead.", p.ID)
+	case p.Status == PaymentProcessing:
+		return Errorf(EPaymentNotRefundable, "Payment %s has not collected its money yet: there is nothing to refund.", p.ID)
+	case p.Status == PaymentFailed && !p.RefundDue():
+		return Errorf(EPaymentNotRefundable, "Payment %s failed without collecting money: there is nothing to refund.", p.ID)
+	case p.Refundable() <= 0 && p.AmountRefunding > 0:
+		return Errorf(EPaymentNotRefundable, "Payment %s has refunds under way for all that is left of it.", p.ID)
+	case p.Refundable() <= 0:
+		return Errorf(EPaymentNotRefundable, "Payment %s is refunded in full already.", p.ID)
+	}
+	return nil
+}
+
+// NewRefund checks a refund of p and returns it, pending, with its amount
+// held on p (AmountRefunding) until it settles: two refunds at once can
+// never together return more than p collected. A skins payment is refunded
+// whole: its items go back to the buyer.
+func NewRefund(p *Payment, params RefundParams, by Actor, now time.Time) (*Refund, error) {
+	if params.Reason != "" && !validReason(params.Reason) {
+		return nil, &Error{Code: EValidationFailed, Param: "reason",
+			Message: "reason must be requested_by_customer, duplicate or fraudulent, or left out."}
+	}
+	if err := p.RefundBlock(); err != nil {
+		return nil, err
+	}
+	left := p.Refundable()
+	amount := left
+	if params.Amount != nil {
+		amount = *params.Amount
+	}
+	switch {
+	case amount < 1:
+		return nil, &Error{Code: EValidationFailed, Param: "amount", Message: "amount must be at least 1 (minor units)."}
+	case amount > left:
+		return nil, &Error{Code: ERefundTooLarge, Param: "amount",
+			Message: fmt.Sprintf("amount %d is more than the %d left to refund of payment %s.", amount, left, p.ID)}
+	case p.Method == MethodSkins && amount != p.Amount:
+		return nil, &Error{Code: EValidationFailed, Param: "amount",
+			Message: fmt.Sprintf("A skins payment is refunded whole, its items going back to the buyer: amount must be %d or left out.", p.Amount)}
+	}
+	now = now.Truncate(time.Millisecond)
+	p.AmountRefunding += amount
+	p.UpdatedAt = now
+	return &Refund{
+		ID:          NewRefundID(),
+		PaymentID:   p.ID,
+		SessionID:   p.SessionID,
+		MerchantID:  p.MerchantID,
+		Mode:        p.Mode,
+		Amount:      amount,
+		Currency:    p.Currency,
+		Reason:      params.Reason,
+		Status:      RefundPending,
+		RequestedBy: by,
+		CreatedAt:   now,
+		UpdatedAt:   now,
+	}, nil
+}
+
+func validReason(r RefundReason) bool {
+	for _, v := range RefundReasons {
+		if r == v {
+			return true
+		}
+	}
+	return false
+}
+
+// Succeed settles a pending refund of p as done: its amount moves from
+// what refunds hold to what was refunded, and p follows (partially_refunded
+// or refunded; a failed payment whose money was due back stays failed and
+// is no longer due once refunded in full).
+func (r *Refund) Succeed(p *Payment, now time.Time) error {
+	if err := r.settle(p, now); err != nil {
+		return err
+	}
+	r.Status = RefundSucceeded
+	p.AmountRefunded += r.Amount
+	if p.Status == PaymentSucceeded || p.Status == PaymentPartiallyRefunded {
+		p.Status = PaymentPartiallyRefunded
+		if p.AmountRefunded >= p.Amount {
+			p.Status = PaymentRefunded
+		}
+	}
+	return nil
+}
+
+// Fail settles a pending refund of p as failed with code: what it held
+// is free to be refunded again.
+func (r *Refund) Fail(p *Payment, code string, now time.Time) error {
+	if err := r.settle(p, now); err != nil {
+		return err
+	}
+	r.Status = RefundFailed
+	r.FailureCode = &code
+	return nil
+}
+
+// Cancel settles a pending refund of p as canceled: nothing was returned,
+// and what it held is free again.
+func (r *Refund) Cancel(p *Payment, now time.Time) error {
+	if err := r.settle(p, now); err != nil {
+		return err
+	}
+	r.Status = RefundCanceled
+	return nil
+}
+
+// settle releases what a pending refund holds on its payment.
+func (r *Refund) settle(p *Payment, now time.Time) error {
+	if r.Status != RefundPending {
+		return Errorf(EConflict, "refund %s is %s already", r.ID, r.Status)
+	}
+	if p.ID != r.PaymentID || p.AmountRefunding < r.Amount {
+		return fmt.Errorf("refund %s of %d does not belong to payment %s, which holds %d for refunds", r.ID, r.Amount, p.ID, p.AmountRefunding)
+	}
+	now = now.Truncate(time.Millisecond)
+	p.AmountRefunding -= r.Amount
+	p.UpdatedAt = now
+	r.UpdatedAt = now
+	r.DueAt = nil
+	return nil
+}
+
+// RefundJSON is a refund as the API returns it.
+type RefundJSON struct {
+	ID             string        `json:"id"`
+	Object         string        `json:"object"`
+	Livemode       bool          `json:"livemode"`
+	PaymentID      string        `json:"payment_id"`
+	CheckoutID     string        `json:"checkout_id"`
+	Amount         int64         `json:"amount"`
+	Currency       string        `json:"currency"`
+	Reason         *RefundReason `json:"reason"`
+	Status         RefundStatus  `json:"status"`
+	FailureCode    *string       `json:"failure_code"`
+	FailureMessage *string       `json:"failure_message"`
+	RequestedBy    ActorJSON     `json:"requested_by"`
+	CreatedAt      int64         `json:"created_at"`
+	UpdatedAt      int64         `json:"updated_at"`
+}
+
+// ActorJSON is an Actor as the API shows it.
+type ActorJSON struct {
+	Type  ActorKind `json:"type"`
+	ID    *string   `json:"id"`
+	Email *string   `json:"email,omitempty"`
+	Name  *string   `json:"name,omitempty"`
+}
+
+// View returns r as the API shows it.
+func (r *Refund) View() *RefundJSON {
+	v := &RefundJSON{
+		ID:          r.ID,
+		Object:      "refund",
+		Livemode:    r.Mode.Live(),
+		PaymentID:   r.PaymentID,
+		CheckoutID:  r.SessionID,
+		Amount:      r.Amount,
+		Currency:    r.Currency,
+		Status:      r.Status,
+		FailureCode: r.FailureCode,
+		RequestedBy: r.RequestedBy.view(),
+		CreatedAt:   r.CreatedAt.Unix(),
+		UpdatedAt:   r.UpdatedAt.Unix(),
+	}
+	if r.Reason != "" {
+		reason := r.Reason
+		v.Reason = &reason
+	}
+	if r.FailureCode != nil {
+		msg := RefundFailureMessage(*r.FailureCode)
+		v.FailureMessage = &msg
+	}
+	return v
+}
+
+func (a Actor) view() ActorJSON {
+	v := ActorJSON{Type: a.Kind}
+	if a.ID != "" {
+		id := a.ID
+		v.ID = &id
+	}
+	if a.Name != "" {
+		name := a.Name
+		switch a.Kind {
+		case ActorAccount:
+			v.Email = &name
+		default:
+			v.Name = &name
+		}
+	}
+	return v
+}

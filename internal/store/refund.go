@@ -1,0 +1,94 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"time"
+
+	"github.com/checkoutd/checkoutd/checkout"
+)
+
+const refundColumns = `id, payment_id, session_id, store_id, mode, amount, currency, reason, status, failure_code,
+	requested_by_kind, requested_by_id, requested_by_name, due_at_ms, created_at_ms, updated_at_ms`
+
+func scanRefund(row scanner) (*checkout.Refund, error) {
+	var r checkout.Refund
+	var due sql.NullInt64
+	var created, updated int64
+	err := row.Scan(&r.ID, &r.PaymentID, &r.SessionID, &r.MerchantID, &r.Mode, &r.Amount, &r.Currency, &r.Reason, &r.Status, &r.FailureCode,
+		&r.RequestedBy.Kind, &r.RequestedBy.ID, &r.RequestedBy.Name, &due, &created, &updated)
+	if err != nil {
+		return nil, err
+	}
+	r.DueAt = msPtr(due)
+	r.CreatedAt = time.UnixMilli(created)
+	r.UpdatedAt = time.UnixMilli(updated)
+	return &r, nil
+}
+
+func refundNotFound(id string) error {
+	return checkout.Errorf(checkout.ENotFound, "No such refund: %s.", id)
+}
+
+// RefundInsert stores a new refund.
+func (tx *Tx) RefundInsert(ctx context.Context, r *checkout.Refund) error {
+	_, err := tx.exec(ctx, `INSERT INTO refunds (`+refundColumns+`)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)`,
+		r.ID, r.PaymentID, r.SessionID, r.MerchantID, string(r.Mode), r.Amount, r.Currency, string(r.Reason), string(r.Status), r.FailureCode,
+		string(r.RequestedBy.Kind), r.RequestedBy.ID, r.RequestedBy.Name, unixMilliPtr(r.DueAt), r.CreatedAt.UnixMilli(), r.UpdatedAt.UnixMilli())
+	return tx.db.translate(err)
+}
+
+// RefundUpdate writes a refund's mutable fields: its status, failure and
+// due time.
+func (tx *Tx) RefundUpdate(ctx context.Context, r *checkout.Refund) error {
+	res, err := tx.exec(ctx, `UPDATE refunds SET status = $2, failure_code = $3, due_at_ms = $4, updated_at_ms = $5 WHERE id = $1`,
+		r.ID, string(r.Status), r.FailureCode, unixMilliPtr(r.DueAt), r.UpdatedAt.UnixMilli())
+	if err != nil {
+		return tx.db.translate(err)
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return refundNotFound(r.ID)
+	}
+	return nil
+}
+
+// RefundGetForUpdate reads and locks a refund.
+func (tx *Tx) RefundGetForUpdate(ctx context.Context, id string) (*checkout.Refund, error) {
+	r, err := scanRefund(tx.row(ctx, `SELECT `+refundColumns+` FROM refunds WHERE id = $1`+tx.db.dialect.ForUpdate, id))
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, refundNotFound(id)
+	}
+	return r, tx.db.translate(err)
+}
+
+// RefundGet returns a refund by id.
+func (db *DB) RefundGet(ctx context.Context, id string) (*checkout.Refund, error) {
+	r, err := scanRefund(db.readRow(ctx, `SELECT `+refundColumns+` FROM refunds WHERE id = $1`, id))
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, refundNotFound(id)
+	}
+	return r, db.translate(err)
+}
+
+// RefundListByPayment returns a payment's refunds, oldest first.
+func (db *DB) RefundListByPayment(ctx context.Context, paymentID string) ([]*checkout.Refund, error) {
+	rows, err := db.readRows(ctx, `SELECT `+refundColumns+` FROM refunds WHERE payment_id = $1 ORDER BY created_at_ms, id`, paymentID)
+	if err != nil {
+		return nil, db.translate(err)
+	}
+	return collect(db, rows, scanRefund)
+}
+
+// RefundListDue returns at most limit refunds whose due time has come, the
+// longest due first: those whose processor did not answer, for the
+// payments job to look up.
+func (db *DB) RefundListDue(ctx context.Context, now time.Time, limit int) ([]*checkout.Refund, error) {
+	rows, err := db.readRows(ctx, `SELECT `+refundColumns+` FROM refunds WHERE due_at_ms IS NOT NULL AND due_at_ms <= $1 ORDER BY due_at_ms LIMIT $2`,
+		now.UnixMilli(), limit)
+	if err != nil {
+		return nil, db.translate(err)
+	}
+	return collect(db, rows, scanRefund)
+}
