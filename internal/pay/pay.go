@@ -111,8 +111,37 @@ type CardResult struct {
 	Dispute bool
 }
 
-// CardProcessor charges cards.
+// RefundRequest asks a processor to give back part or all of a payment:
+// a card processor to the card, a skins platform the items to the buyer.
+type RefundRequest struct {
+	// RefundID identifies the refund to the processor, which must treat a
+	// second request with the same id as the same refund (idempotency): a
+	// refund whose answer was lost is asked again, never made twice.
+	RefundID string
+	Payment  *checkout.Payment
+	Amount   int64 // minor units of the payment's currency
+}
+
+// RefundResult is a processor's answer to a refund.
+type RefundResult struct {
+	Succeeded bool
+	// FailureCode says why a refund failed: one of the
+	// checkout.RefundFail* codes.
+	FailureCode string
+}
+
+// Refunder gives back payments' money.
+type Refunder interface {
+	// Refund gives back r.Amount of r.Payment. An error means the outcome
+	// is unknown (the processor could not be reached, or did not answer):
+	// the refund stays pending, and the payments job asks again with the
+	// same RefundID.
+	Refund(ctx context.Context, r RefundRequest) (RefundResult, error)
+}
+
+// CardProcessor charges cards, and refunds the charges.
 type CardProcessor interface {
+	Refunder
 	// Charge collects c. An error means the outcome is unknown (the
 	// processor could not be reached, or did not answer): the payment stays
 	// processing and is settled later through Lookup.
@@ -242,8 +271,10 @@ type Trade struct {
 	HoldUntil time.Time
 }
 
-// SkinsPlatform trades game items.
+// SkinsPlatform trades game items, and gives them back when a payment is
+// refunded (whole: Refund's amount is the payment's).
 type SkinsPlatform interface {
+	Refunder
 	// Inventory lists the buyer's items, valued in minor units of currency.
 	Inventory(ctx context.Context, sessionID string, total int64, currency string) ([]checkout.SkinItem, error)
 	// Trade sends a trade offer for the items and returns it once the

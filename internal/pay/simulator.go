@@ -31,7 +31,12 @@ var testCardOutcomes = map[string]CardResult{
 	"4000000000000127": {FailureCode: checkout.FailIncorrectCVC},
 	"4000000000000119": {FailureCode: checkout.FailProcessingError},
 	"4000000000000259": {Approved: true, Dispute: true},
+	"4000000000005126": {Approved: true}, // its refunds fail (TestRefundFailsLast4)
 }
+
+// TestRefundFailsLast4 ends the test card whose charges succeed and whose
+// refunds fail: 4000 0000 0000 5126, as in Stripe's test mode.
+const TestRefundFailsLast4 = "5126"
 
 // TestCards is the test-mode card processor: the outcome is the test card's,
 // and every other number is declined with test_mode_live_card. Nothing is
@@ -40,10 +45,13 @@ var testCardOutcomes = map[string]CardResult{
 type TestCards struct {
 	mu      sync.Mutex
 	charges map[string]CardResult
+	refunds map[string]RefundResult
 }
 
 // NewTestCards returns a test card processor.
-func NewTestCards() *TestCards { return &TestCards{charges: map[string]CardResult{}} }
+func NewTestCards() *TestCards {
+	return &TestCards{charges: map[string]CardResult{}, refunds: map[string]RefundResult{}}
+}
 
 // Charge returns the test card's outcome.
 func (t *TestCards) Charge(ctx context.Context, c CardCharge) (CardResult, error) {
@@ -68,6 +76,35 @@ func (t *TestCards) Lookup(ctx context.Context, paymentID string) (CardResult, b
 	defer t.mu.Unlock()
 	res, ok := t.charges[paymentID]
 	return res, ok, nil
+}
+
+// Refund gives a charge's money back to the test card: at once, except
+// that the card ending TestRefundFailsLast4 is closed and its refunds fail
+// with expired_or_canceled_card. A refund asked again with its id answers
+// as it did the first time.
+func (t *TestCards) Refund(ctx context.Context, r RefundRequest) (RefundResult, error) {
+	return remember(&t.mu, &t.refunds, r.RefundID, func() RefundResult {
+		if r.Payment.CardLast4 != nil && *r.Payment.CardLast4 == TestRefundFailsLast4 {
+			return RefundResult{FailureCode: checkout.RefundFailExpiredOrCanceledCard}
+		}
+		return RefundResult{Succeeded: true}
+	}), nil
+}
+
+// remember returns what results holds for id, or makes it with make and
+// keeps it: a simulator's answer to a request asked again.
+func remember(mu *sync.Mutex, results *map[string]RefundResult, id string, make func() RefundResult) RefundResult {
+	mu.Lock()
+	defer mu.Unlock()
+	if res, ok := (*results)[id]; ok {
+		return res
+	}
+	if *results == nil {
+		*results = map[string]RefundResult{}
+	}
+	res := make()
+	(*results)[id] = res
+	return res
 }
 
 // TestPrices are the simulated network's fixed prices of one coin, in US
@@ -186,12 +223,15 @@ var testSkins = []struct {
 // remembers its trades by payment id, so that a retried trade is the same
 // trade and Lookup answers for them, as a real platform would.
 type TestSkins struct {
-	mu     sync.Mutex
-	trades map[string]Trade
+	mu      sync.Mutex
+	trades  map[string]Trade
+	refunds map[string]RefundResult
 }
 
 // NewTestSkins returns a simulated skins platform.
-func NewTestSkins() *TestSkins { return &TestSkins{trades: map[string]Trade{}} }
+func NewTestSkins() *TestSkins {
+	return &TestSkins{trades: map[string]Trade{}, refunds: map[string]RefundResult{}}
+}
 
 // Inventory returns the simulated items.
 func (*TestSkins) Inventory(ctx context.Context, sessionID string, total int64, currency string) ([]checkout.SkinItem, error) {
@@ -255,6 +295,18 @@ func (t *TestSkins) Lookup(ctx context.Context, paymentID string) (Trade, bool, 
 	defer t.mu.Unlock()
 	tr, ok := t.trades[paymentID]
 	return tr, ok, nil
+}
+
+// Refund sends a payment's items back to the buyer: the simulated buyer
+// accepts at once. A payment of no trade, or a refund of less than the
+// whole payment, is declined: items cannot go back in part.
+func (t *TestSkins) Refund(ctx context.Context, r RefundRequest) (RefundResult, error) {
+	return remember(&t.mu, &t.refunds, r.RefundID, func() RefundResult {
+		if r.Payment.Skins == nil || r.Amount != r.Payment.Amount {
+			return RefundResult{FailureCode: checkout.RefundFailDeclined}
+		}
+		return RefundResult{Succeeded: true}
+	}), nil
 }
 
 // Settled reports that a simulated trade stood through its hold.

@@ -870,6 +870,10 @@ func (forgetfulCards) Lookup(context.Context, string) (pay.CardResult, bool, err
 	return pay.CardResult{}, false, nil
 }
 
+func (forgetfulCards) Refund(context.Context, pay.RefundRequest) (pay.RefundResult, error) {
+	return pay.RefundResult{}, fmt.Errorf("connection reset")
+}
+
 // TestSkinsTradeOutcomeLost: the platform accepted the trade and the answer
 // was lost (a time-out, a crash after the trade). The payment stays
 // processing and keeps the session, so the buyer cannot pay twice; the

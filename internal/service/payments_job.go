@@ -228,14 +228,21 @@ const DroppedWindow = time.Hour
 // holding its session, until the processor answers.
 const ProcessorRetry = time.Minute
 
-// ProcessAllDuePayments runs ProcessDuePayments until nothing due is left.
+// ProcessAllDuePayments runs ProcessDuePayments, then ProcessDueRefunds,
+// each until nothing due is left (or a round of it fails: a payment that
+// fails does not hold the refunds back).
 func (s *Service) ProcessAllDuePayments(ctx context.Context) (int, error) {
 	total := 0
-	for {
-		n, err := s.ProcessDuePayments(ctx, expireBatch)
-		total += n
-		if err != nil || n < expireBatch {
-			return total, err
+	var errs []error
+	for _, process := range []func(context.Context, int) (int, error){s.ProcessDuePayments, s.ProcessDueRefunds} {
+		for {
+			n, err := process(ctx, expireBatch)
+			total += n
+			if err != nil || n < expireBatch {
+				errs = append(errs, err)
+				break
+			}
 		}
 	}
+	return total, errors.Join(errs...)
 }
