@@ -11,7 +11,6 @@ import (
 
 var merchantActor = checkout.Actor{Kind: checkout.ActorAccount, ID: "acct_1", Name: "owner@acme.example"}
 
-
 // paramOf is the field an error names, "" for none.
 func paramOf(err error) string {
 	var e *checkout.Error
