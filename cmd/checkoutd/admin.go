@@ -8,6 +8,7 @@ import (
 	"io"
 	"text/tabwriter"
 
+	"github.com/checkoutd/checkoutd/internal/pay"
 	"github.com/checkoutd/checkoutd/internal/service"
 	"github.com/checkoutd/checkoutd/internal/webhook"
 )
@@ -27,6 +28,9 @@ type admin struct {
 	// secrets, when set (withSecretsKey), gives the service the secrets
 	// key of --secrets-key.
 	secrets *secretsKeyFlag
+	// procs are the service's payment processors: none unless a command
+	// that pays or refunds sets them.
+	procs pay.Registry
 }
 
 // withSecretsKey adds --secrets-key, for the commands that seal or open
@@ -55,7 +59,7 @@ func (a *admin) run(ctx context.Context, args []string, fn func(svc *service.Ser
 			return err
 		}
 	}
-	cfg := service.Config{}
+	cfg := service.Config{Processors: a.procs}
 	if a.secrets != nil {
 		if cfg.SecretsKey, err = a.secrets.key(); err != nil {
 			return err

@@ -54,6 +54,7 @@ func commands() []command {
 		{"keys", "create, list and revoke API keys (create, list, revoke)", keysCmd},
 		{"accounts", "create dashboard accounts (create)", accountsCmd},
 		{"members", "give accounts access to stores in the dashboard (add)", membersCmd},
+		{"payments", "look at payments and refund them (get, refund)", paymentsCmd},
 		{"listen", "receive the store's test-mode events on this machine: forward each to a local URL, signed", listenCmd},
 		{"trigger", "make a test-mode event happen: create a session and pay it as a buyer would", triggerCmd},
 		{"webhooks", "manage webhook endpoints and deliveries (create, update, list, disable, enable, delete, roll-secret, send-test, deliveries, resend)", webhooksCmd},

@@ -1,0 +1,134 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"os/user"
+	"time"
+
+	"github.com/checkoutd/checkoutd/checkout"
+	"github.com/checkoutd/checkoutd/internal/pay"
+	"github.com/checkoutd/checkoutd/internal/service"
+)
+
+func paymentsCmd(ctx context.Context, e env, args []string) error {
+	return subcommand(ctx, e, "payments", args, map[string]func(context.Context, env, []string) error{
+		"get":    paymentsGet,
+		"refund": paymentsRefund,
+	})
+}
+
+// paymentJSON is a payment as the commands print it: as events carry it,
+// with its refunds.
+type paymentJSON struct {
+	*checkout.PaymentJSON
+	AmountRefunding int64                  `json:"amount_refunding"`
+	Refunds         []*checkout.RefundJSON `json:"refunds"`
+}
+
+func toPaymentJSON(p *checkout.Payment, rs []*checkout.Refund) paymentJSON {
+	j := paymentJSON{PaymentJSON: p.View(), AmountRefunding: p.AmountRefunding, Refunds: []*checkout.RefundJSON{}}
+	for _, r := range rs {
+		j.Refunds = append(j.Refunds, r.View())
+	}
+	return j
+}
+
+func paymentsGet(ctx context.Context, e env, args []string) error {
+	const synopsis = "payments get PAY_ID [--json]"
+	a := newAdmin(e, "payments get", synopsis)
+	return a.runOne(ctx, args, synopsis, func(svc *service.Service, id string) error {
+		p, err := svc.Store().PaymentGet(ctx, id)
+		if err != nil {
+			return err
+		}
+		rs, err := svc.Refunds(ctx, p.ID)
+		if err != nil {
+			return err
+		}
+		return a.print(toPaymentJSON(p, rs), func(w io.Writer) { printPayment(w, p, rs) })
+	})
+}
+
+func paymentsRefund(ctx context.Context, e env, args []string) error {
+	const synopsis = "payments refund PAY_ID [--amount N] [--reason requested_by_customer|duplicate|fraudulent] [--json]"
+	a := newAdmin(e, "payments refund", synopsis)
+	var amount int64
+	var reason string
+	a.fs.Int64Var(&amount, "amount", 0, "what to refund, in minor units (cents); all that is left of the payment when not given")
+	a.fs.StringVar(&reason, "reason", "", "why: requested_by_customer, duplicate or fraudulent (optional)")
+	// The CLI refunds through the test-mode simulators, as serve does;
+	// live mode has no card or skins processor to refund through yet.
+	a.procs = pay.Registry{Test: pay.Simulators()}
+	return a.runOne(ctx, args, synopsis, func(svc *service.Service, id string) error {
+		params := checkout.RefundParams{Reason: checkout.RefundReason(reason)}
+		if flagSet(a.fs, "amount") {
+			params.Amount = &amount
+		}
+		out, err := svc.RefundPayment(ctx, id, params, cliActor(e))
+		if err != nil {
+			return describe(err)
+		}
+		rs, err := svc.Refunds(ctx, out.Payment.ID)
+		if err != nil {
+			return err
+		}
+		return a.print(out.Refund.View(), func(w io.Writer) {
+			printRefund(w, out.Refund)
+			fmt.Fprintln(w)
+			printPayment(w, out.Payment, rs)
+		})
+	})
+}
+
+// flagSet reports whether the command line set the flag.
+func flagSet(fs *flag.FlagSet, name string) bool {
+	found := false
+	fs.Visit(func(f *flag.Flag) { found = found || f.Name == name })
+	return found
+}
+
+// cliActor is who asks at the command line: the operating system's user.
+func cliActor(e env) checkout.Actor {
+	name := e.getenv("USER")
+	if u, err := user.Current(); err == nil && u.Username != "" {
+		name = u.Username
+	}
+	if name == "" {
+		name = "unknown"
+	}
+	return checkout.Actor{Kind: checkout.ActorCLI, Name: name}
+}
+
+func printRefund(w io.Writer, r *checkout.Refund) {
+	fmt.Fprintf(w, "refund:\t%s\nstatus:\t%s\namount:\t%s\n", r.ID, r.Status, checkout.FormatAmount(r.Amount, r.Currency))
+	if r.Reason != "" {
+		fmt.Fprintf(w, "reason:\t%s\n", r.Reason)
+	}
+	if r.FailureCode != nil {
+		fmt.Fprintf(w, "failure:\t%s: %s\n", *r.FailureCode, checkout.RefundFailureMessage(*r.FailureCode))
+	}
+	if r.Status == checkout.RefundPending {
+		fmt.Fprintln(w, "\nThe processor has not answered yet: the payments job of checkoutd serve asks it again until it does.")
+	}
+}
+
+func printPayment(w io.Writer, p *checkout.Payment, rs []*checkout.Refund) {
+	fmt.Fprintf(w, "payment:\t%s\nstatus:\t%s\nmethod:\t%s\nmode:\t%s\namount:\t%s\nrefunded:\t%s\nleft to refund:\t%s\ncheckout:\t%s\n",
+		p.ID, p.Status, p.Method, p.Mode, checkout.FormatAmount(p.Amount, p.Currency), checkout.FormatAmount(p.AmountRefunded, p.Currency),
+		checkout.FormatAmount(max(p.Refundable(), 0), p.Currency), p.SessionID)
+	if len(rs) == 0 {
+		return
+	}
+	fmt.Fprintln(w, "\nREFUND\tSTATUS\tAMOUNT\tREASON\tBY\tCREATED")
+	for _, r := range rs {
+		reason := string(r.Reason)
+		if reason == "" {
+			reason = "-"
+		}
+		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\n", r.ID, r.Status, checkout.FormatAmount(r.Amount, r.Currency), reason, r.RequestedBy,
+			r.CreatedAt.UTC().Format(time.RFC3339))
+	}
+}
