@@ -41,14 +41,19 @@ const (
 // Permission gates an API operation.
 type Permission string
 
-// Permissions. PermCheckoutsWrite includes PermCheckoutsRead.
+// Permissions. PermCheckoutsWrite includes PermCheckoutsRead. Reading a
+// payment or a refund takes PermCheckoutsRead or PermRefundsWrite
+// (APIKey.CanReadPayments); refunding takes PermRefundsWrite, which
+// PermCheckoutsWrite does not include: a key that creates sessions cannot
+// give money back.
 const (
 	PermCheckoutsRead  Permission = "checkouts:read"
 	PermCheckoutsWrite Permission = "checkouts:write"
+	PermRefundsWrite   Permission = "refunds:write"
 )
 
 // AllPermissions lists every permission in a stable order.
-var AllPermissions = []Permission{PermCheckoutsRead, PermCheckoutsWrite}
+var AllPermissions = []Permission{PermCheckoutsRead, PermCheckoutsWrite, PermRefundsWrite}
 
 // APIKey is a merchant's credential for the API. The secret is shown once,
 // when the key is made. A bearer key keeps only a hash of it; an HMAC key
@@ -93,6 +98,12 @@ func (k *APIKey) Allows(perm Permission) bool {
 	return perm == PermCheckoutsRead && slices.Contains(k.Permissions, PermCheckoutsWrite)
 }
 
+// CanReadPayments reports whether the key may read payments and refunds:
+// with checkouts:read (or checkouts:write), or refunds:write.
+func (k *APIKey) CanReadPayments() bool {
+	return k.Allows(PermCheckoutsRead) || k.Allows(PermRefundsWrite)
+}
+
 // Revoked reports whether the key has been revoked.
 func (k *APIKey) Revoked() bool { return k.RevokedAt != nil }
 
@@ -135,7 +146,7 @@ func NewAPIKey(p APIKeyParams, now time.Time) (*APIKey, string, error) {
 	perms := make([]Permission, 0, len(p.Permissions))
 	for _, perm := range p.Permissions {
 		if !slices.Contains(AllPermissions, perm) {
-			v.add("invalid_value", "permissions", "unknown permission "+quote(string(perm))+"; known: checkouts:read, checkouts:write.")
+			v.add("invalid_value", "permissions", "unknown permission "+quote(string(perm))+"; known: checkouts:read, checkouts:write, refunds:write.")
 			continue
 		}
 		if !slices.Contains(perms, perm) {

@@ -94,7 +94,7 @@ func TestNewAPIKeyInvalid(t *testing.T) {
 		{"type", checkout.APIKeyParams{MerchantID: storeID, Mode: checkout.ModeTest, Type: "oauth", Permissions: write}, []string{"invalid_value type"}},
 		{"no permissions", checkout.APIKeyParams{MerchantID: storeID, Mode: checkout.ModeTest, Type: checkout.KeyBearer}, []string{"required permissions"}},
 		{"unknown permission", checkout.APIKeyParams{MerchantID: storeID, Mode: checkout.ModeTest, Type: checkout.KeyBearer,
-			Permissions: []checkout.Permission{checkout.PermCheckoutsRead, "refunds:write"}}, []string{"invalid_value permissions"}},
+			Permissions: []checkout.Permission{checkout.PermCheckoutsRead, "refunds:read"}}, []string{"invalid_value permissions"}},
 		{"everything", checkout.APIKeyParams{}, []string{"invalid_format store", "invalid_value mode", "invalid_value type", "required permissions"}},
 		{"name too long", checkout.APIKeyParams{Name: strings.Repeat("é", checkout.MaxAPIKeyName+1), MerchantID: storeID, Mode: checkout.ModeTest,
 			Type: checkout.KeyBearer, Permissions: write}, []string{"too_long name"}},
@@ -220,12 +220,24 @@ func TestAllows(t *testing.T) {
 		{[]checkout.Permission{r, w}, w, true},
 		{nil, r, false},
 		{nil, w, false},
-		{[]checkout.Permission{w}, "refunds:write", false},
+		{[]checkout.Permission{w}, checkout.PermRefundsWrite, false}, // a key that creates sessions cannot refund
+		{[]checkout.Permission{r, w}, checkout.PermRefundsWrite, false},
+		{[]checkout.Permission{checkout.PermRefundsWrite}, checkout.PermRefundsWrite, true},
+		{[]checkout.Permission{checkout.PermRefundsWrite}, r, false},
+		{[]checkout.Permission{checkout.PermRefundsWrite}, w, false},
 	}
 	for _, tt := range tests {
 		k := &checkout.APIKey{Permissions: tt.has}
 		if got := k.Allows(tt.perm); got != tt.want {
 			t.Errorf("key with %v: Allows(%s) = %v; want %v", tt.has, tt.perm, got, tt.want)
+		}
+	}
+	// Payments and refunds are read with checkouts:read (or write) or
+	// refunds:write.
+	for has, want := range map[checkout.Permission]bool{r: true, w: true, checkout.PermRefundsWrite: true, "": false} {
+		k := &checkout.APIKey{Permissions: []checkout.Permission{has}}
+		if got := k.CanReadPayments(); got != want {
+			t.Errorf("key with %s: CanReadPayments = %v; want %v", has, got, want)
 		}
 	}
 }

@@ -1,6 +1,7 @@
 package checkout
 
 import (
+	"bytes"
 	"fmt"
 	"time"
 )
@@ -202,6 +203,39 @@ func NewRefund(p *Payment, params RefundParams, by Actor, now time.Time) (*Refun
 		CreatedAt:   now,
 		UpdatedAt:   now,
 	}, nil
+}
+
+// ParseRefundRequest reads the body of a refund request: an optional
+// amount (an integer of minor units, 1 to MaxTotal; all that is left when
+// not sent) and an optional reason, nothing else. An empty body asks for
+// all that is left, with no reason. Every violation is reported, as for a
+// create.
+func ParseRefundRequest(body []byte) (RefundParams, error) {
+	var p RefundParams
+	if len(bytes.TrimSpace(body)) == 0 {
+		return p, nil
+	}
+	obj, dups, err := parseObject(body)
+	if err != nil {
+		return p, err
+	}
+	v := dups
+	v.rejectUnknown("", obj, "amount", "reason")
+	if val, ok := field(obj, "amount"); ok {
+		if n, ok := v.wantInt("amount", val, 1, MaxTotal); ok {
+			p.Amount = &n
+		}
+	}
+	if val, ok := field(obj, "reason"); ok {
+		if s, ok := v.wantString("reason", val); ok {
+			if validReason(RefundReason(s)) {
+				p.Reason = RefundReason(s)
+			} else {
+				v.add("invalid_value", "reason", fmt.Sprintf("reason must be requested_by_customer, duplicate or fraudulent; got %s.", quote(s)))
+			}
+		}
+	}
+	return p, v.err()
 }
 
 func validReason(r RefundReason) bool {

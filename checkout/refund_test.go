@@ -2,6 +2,7 @@ package checkout_test
 
 import (
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -201,6 +202,59 @@ func TestRefundValidation(t *testing.T) {
 		p := succeededPayment(t, tt.method)
 		if r, err := checkout.NewRefund(p, checkout.RefundParams{Amount: ptr(tt.amount), Reason: checkout.ReasonFraudulent}, merchantActor, t0); err != nil || r.Amount != tt.amount {
 			t.Errorf("%s refund of %d = %+v, %v", tt.method, tt.amount, r, err)
+		}
+	}
+}
+
+// A refund request's body: both fields optional (null is not sent, and an
+// empty body asks for all that is left), each checked at both sides of its
+// bounds, unknown fields refused, every violation reported.
+func TestParseRefundRequest(t *testing.T) {
+	for _, tt := range []struct {
+		body   string
+		amount *int64
+		reason checkout.RefundReason
+		errs   []string // code param, in order
+	}{
+		{"", nil, "", nil},
+		{"  \n", nil, "", nil},
+		{"{}", nil, "", nil},
+		{`{"amount":null,"reason":null}`, nil, "", nil},
+		{`{"amount":1}`, ptr[int64](1), "", nil},
+		{`{"amount":100000000,"reason":"fraudulent"}`, ptr[int64](100000000), checkout.ReasonFraudulent, nil},
+		{`{"reason":"duplicate"}`, nil, checkout.ReasonDuplicate, nil},
+		{`{"amount":0}`, nil, "", []string{"out_of_range amount"}},
+		{`{"amount":-5}`, nil, "", []string{"out_of_range amount"}},
+		{`{"amount":100000001}`, nil, "", []string{"out_of_range amount"}},
+		{`{"amount":1.5}`, nil, "", []string{"invalid_type amount"}},
+		{`{"amount":"500"}`, nil, "", []string{"invalid_type amount"}},
+		{`{"reason":"changed_mind"}`, nil, "", []string{"invalid_value reason"}},
+		{`{"reason":7}`, nil, "", []string{"invalid_type reason"}},
+		{`{"amount":5,"currency":"USD","reason":"x"}`, nil, "", []string{"unknown_field currency", "invalid_value reason"}},
+	} {
+		p, err := checkout.ParseRefundRequest([]byte(tt.body))
+		var got []string
+		var ce *checkout.Error
+		if errors.As(err, &ce) {
+			for _, d := range ce.Details {
+				got = append(got, d.Code+" "+d.Param)
+			}
+			if ce.Code != checkout.EValidationFailed {
+				t.Errorf("ParseRefundRequest(%s) code = %s; want validation_failed", tt.body, ce.Code)
+			}
+		} else if err != nil {
+			t.Errorf("ParseRefundRequest(%s) = %v", tt.body, err)
+		}
+		if !slices.Equal(got, tt.errs) {
+			t.Errorf("ParseRefundRequest(%s) violations = %v; want %v", tt.body, got, tt.errs)
+		}
+		if tt.errs == nil && ((p.Amount == nil) != (tt.amount == nil) || p.Amount != nil && *p.Amount != *tt.amount || p.Reason != tt.reason) {
+			t.Errorf("ParseRefundRequest(%s) = %+v; want amount %v, reason %q", tt.body, p, tt.amount, tt.reason)
+		}
+	}
+	for _, body := range []string{"[]", "nonsense", `{"amount":1`, `"x"`} {
+		if _, err := checkout.ParseRefundRequest([]byte(body)); !checkout.IsCode(err, checkout.EInvalidJSON) {
+			t.Errorf("ParseRefundRequest(%s) = %v; want invalid_json", body, err)
 		}
 	}
 }

@@ -67,7 +67,7 @@ func paymentsRefund(ctx context.Context, e env, args []string) error {
 		if flagSet(a.fs, "amount") {
 			params.Amount = &amount
 		}
-		out, err := svc.RefundPayment(ctx, id, params, cliActor(e))
+		out, err := svc.RefundPayment(ctx, service.RefundRequest{PaymentID: id, Params: params, By: cliActor(e)})
 		if err != nil {
 			return describe(err)
 		}

@@ -2,6 +2,9 @@ package service
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
@@ -28,35 +31,56 @@ import (
 // processor again with the same id (ProcessDueRefunds), every
 // ProcessorRetry until it answers.
 
+// RefundRequest is a refund asked of the service, through any of its doors
+// (the dashboard, the CLI, the API).
+type RefundRequest struct {
+	// Scope, when set, is the store and mode the payment must belong to
+	// (a dashboard page's, an API key's): a payment of another is
+	// payment_not_found, as an unknown one. The CLI's is zero: any payment.
+	Scope     checkout.Scope
+	PaymentID string
+	Params    checkout.RefundParams
+	By        checkout.Actor
+	// IdempotencyKey, when not empty, makes the request safe to retry:
+	// the same request with the same key within checkout.IdempotencyWindow
+	// answers with the refund the first made (as it is now), and another
+	// request with the key fails with idempotency_conflict.
+	IdempotencyKey string
+}
+
 // RefundOutcome is a refund with its payment as the refund left it.
+// Replayed is set when an Idempotency-Key's first request made it.
 type RefundOutcome struct {
-	Refund  *checkout.Refund
-	Payment *checkout.Payment
+	Refund   *checkout.Refund
+	Payment  *checkout.Payment
+	Replayed bool
 }
 
-// RefundPaymentIn refunds a payment of the scope (RefundPayment); a payment
-// of another store or mode is not_found, as an unknown one.
-func (s *Service) RefundPaymentIn(ctx context.Context, scope checkout.Scope, paymentID string, params checkout.RefundParams, by checkout.Actor) (*RefundOutcome, error) {
-	if _, err := s.PaymentIn(ctx, scope, paymentID); err != nil {
-		return nil, err
-	}
-	return s.RefundPayment(ctx, paymentID, params, by)
-}
-
-// RefundPayment refunds part or all of a payment (params.Amount, all that
-// is left when nil) through its method's processor, as by asks. The
+// RefundPayment refunds part or all of a payment (Params.Amount, all that
+// is left when nil) through its method's processor, as By asks. The
 // outcome's refund is succeeded or failed when the processor answered,
 // and pending when it did not (the payments job asks it again). A payment
 // that cannot be refunded now (disputed, not collected, refunded in full)
 // is refused with payment_not_refundable, an amount beyond what is left
 // with refund_amount_too_large; nothing is held then.
-func (s *Service) RefundPayment(ctx context.Context, paymentID string, params checkout.RefundParams, by checkout.Actor) (*RefundOutcome, error) {
-	if !validID(checkout.PrefixPayment, paymentID) {
-		return nil, checkout.Errorf(checkout.ENotFound, "No such payment: %s.", paymentID)
+func (s *Service) RefundPayment(ctx context.Context, req RefundRequest) (*RefundOutcome, error) {
+	notFound := checkout.Errorf(checkout.EPaymentNotFound, "No such payment: %s.", req.PaymentID)
+	if !validID(checkout.PrefixPayment, req.PaymentID) {
+		return nil, notFound
 	}
-	p, err := s.store.PaymentGet(ctx, paymentID)
+	p, err := s.store.PaymentGet(ctx, req.PaymentID)
+	if checkout.IsCode(err, checkout.ENotFound) || err == nil && req.Scope != (checkout.Scope{}) && !inScope(req.Scope, p.MerchantID, p.Mode) {
+		return nil, notFound
+	}
 	if err != nil {
 		return nil, err
+	}
+	var hash string
+	if req.IdempotencyKey != "" {
+		hash = refundRequestHash(req)
+		if out, err := s.replayRefund(ctx, p, req.IdempotencyKey, hash); out != nil || err != nil {
+			return out, err
+		}
 	}
 	refunder, err := s.refunder(p)
 	if err != nil {
@@ -64,23 +88,39 @@ func (s *Service) RefundPayment(ctx context.Context, paymentID string, params ch
 	}
 	out := &RefundOutcome{}
 	err = s.inTx(ctx, func(tx *txn) error {
-		p, err := tx.PaymentGetForUpdate(ctx, paymentID)
+		p, err := tx.PaymentGetForUpdate(ctx, req.PaymentID)
 		if err != nil {
 			return err
 		}
 		now := s.now()
-		r, err := checkout.NewRefund(p, params, by, now)
+		r, err := checkout.NewRefund(p, req.Params, req.By, now)
 		if err != nil {
 			return err
 		}
 		due := now.Add(checkout.RefundTimeout)
 		r.DueAt = &due
+		if req.IdempotencyKey != "" {
+			err := tx.IdempotencyInsert(ctx, &checkout.IdempotencyRecord{
+				MerchantID: p.MerchantID, Mode: p.Mode, Key: req.IdempotencyKey,
+				RequestHash: hash, Body: []byte(r.ID), CreatedAt: now,
+			})
+			if err != nil {
+				return err
+			}
+		}
 		if err := tx.RefundInsert(ctx, r); err != nil {
 			return err
 		}
 		out.Refund, out.Payment = r, p
 		return tx.PaymentUpdate(ctx, p)
 	})
+	if checkout.IsCode(err, checkout.EConflict) && req.IdempotencyKey != "" {
+		// Another request with the same key committed first: answer with
+		// its refund.
+		if out, err := s.replayRefund(ctx, p, req.IdempotencyKey, hash); out != nil || err != nil {
+			return out, err
+		}
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -92,10 +132,55 @@ func (s *Service) RefundPayment(ctx context.Context, paymentID string, params ch
 	res, err := refunder.Refund(ctx, pay.RefundRequest{RefundID: out.Refund.ID, Payment: out.Payment, Amount: out.Refund.Amount})
 	if err != nil {
 		s.log.WarnContext(ctx, "refund without an outcome; the payments job will ask again",
-			"refund_id", out.Refund.ID, "payment_id", paymentID, "error", err)
+			"refund_id", out.Refund.ID, "payment_id", req.PaymentID, "error", err)
 		return out, nil
 	}
 	return s.settleRefund(ctx, out.Refund.ID, res)
+}
+
+// refundRequestHash is the fingerprint of a refund request that an
+// Idempotency-Key is bound to.
+func refundRequestHash(req RefundRequest) string {
+	canon, _ := json.Marshal(struct {
+		Refund  string
+		Payment string
+		Amount  *int64
+		Reason  checkout.RefundReason
+	}{"refund", req.PaymentID, req.Params.Amount, req.Params.Reason})
+	sum := sha256.Sum256(canon)
+	return hex.EncodeToString(sum[:])
+}
+
+// replayRefund returns the refund an idempotency key's first request made,
+// as it is now; nil when the key has no live record; idempotency_conflict
+// when the key was used for another request.
+func (s *Service) replayRefund(ctx context.Context, p *checkout.Payment, key, hash string) (*RefundOutcome, error) {
+	rec, err := s.store.IdempotencyGet(ctx, p.MerchantID, p.Mode, key)
+	if checkout.IsCode(err, checkout.ENotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	if s.now().Sub(rec.CreatedAt) >= checkout.IdempotencyWindow {
+		return nil, nil
+	}
+	if rec.RequestHash != hash {
+		return nil, &checkout.Error{
+			Code:    checkout.EIdempotencyConflict,
+			Message: "This Idempotency-Key was used with a different request in the last 24 hours. Use a new key for a new request.",
+			Param:   "Idempotency-Key",
+		}
+	}
+	r, err := s.store.RefundGet(ctx, string(rec.Body))
+	if err != nil {
+		return nil, err
+	}
+	cur, err := s.store.PaymentGet(ctx, r.PaymentID)
+	if err != nil {
+		return nil, err
+	}
+	return &RefundOutcome{Refund: r, Payment: cur, Replayed: true}, nil
 }
 
 // refunder is the processor that refunds p: its method's in its mode.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -58,7 +59,7 @@ func TestRefundCard(t *testing.T) {
 		f := newPayFixture(t, db)
 		p := f.paidByCard(t, "4242424242424242")
 		f.clock.Advance(time.Hour)
-		out, err := f.svc.RefundPayment(ctx, p.ID, checkout.RefundParams{Amount: amount(500), Reason: checkout.ReasonRequestedByCustomer}, operator)
+		out, err := f.svc.RefundPayment(ctx, service.RefundRequest{PaymentID: p.ID, Params: checkout.RefundParams{Amount: amount(500), Reason: checkout.ReasonRequestedByCustomer}, By: operator})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -75,7 +76,7 @@ func TestRefundCard(t *testing.T) {
 		}
 
 		f.clock.Advance(time.Second)
-		out, err = f.svc.RefundPayment(ctx, p.ID, checkout.RefundParams{}, operator)
+		out, err = f.svc.RefundPayment(ctx, service.RefundRequest{PaymentID: p.ID, Params: checkout.RefundParams{}, By: operator})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -85,7 +86,7 @@ func TestRefundCard(t *testing.T) {
 		if got := f.refundedEvents(t, p.ID); len(got) != 2 || got[1] != 1500 {
 			t.Errorf("payment.refunded events' amount_refunded = %v; want [500 1500]", got)
 		}
-		_, err = f.svc.RefundPayment(ctx, p.ID, checkout.RefundParams{Amount: amount(1)}, operator)
+		_, err = f.svc.RefundPayment(ctx, service.RefundRequest{PaymentID: p.ID, Params: checkout.RefundParams{Amount: amount(1)}, By: operator})
 		if !checkout.IsCode(err, checkout.EPaymentNotRefundable) {
 			t.Errorf("refunding a refunded payment = %v; want payment_not_refundable", err)
 		}
@@ -94,13 +95,15 @@ func TestRefundCard(t *testing.T) {
 			t.Errorf("Refunds = %v, %v; want both, oldest first, by the operator", rs, err)
 		}
 		// In scope only: another mode's scope does not find the payment.
-		_, err = f.svc.RefundPaymentIn(ctx, checkout.Scope{MerchantID: f.m.ID, Mode: checkout.ModeLive}, p.ID, checkout.RefundParams{}, operator)
-		if !checkout.IsCode(err, checkout.ENotFound) {
-			t.Errorf("a refund from the live scope = %v; want not_found", err)
+		for _, scope := range []checkout.Scope{{MerchantID: f.m.ID, Mode: checkout.ModeLive}, {MerchantID: checkout.NewStoreID(), Mode: checkout.ModeTest}} {
+			_, err = f.svc.RefundPayment(ctx, service.RefundRequest{Scope: scope, PaymentID: p.ID, By: operator})
+			if !checkout.IsCode(err, checkout.EPaymentNotFound) {
+				t.Errorf("a refund from the scope %+v = %v; want payment_not_found", scope, err)
+			}
 		}
-		for _, id := range []string{"pay_nope", "re_" + p.ID[4:], ""} {
-			if _, err := f.svc.RefundPayment(ctx, id, checkout.RefundParams{}, operator); !checkout.IsCode(err, checkout.ENotFound) {
-				t.Errorf("RefundPayment(%q) = %v; want not_found", id, err)
+		for _, id := range []string{"pay_" + strings.Repeat("0", 32), "re_" + p.ID[4:], "", p.ID + "0"} {
+			if _, err := f.svc.RefundPayment(ctx, service.RefundRequest{PaymentID: id, By: operator}); !checkout.IsCode(err, checkout.EPaymentNotFound) {
+				t.Errorf("RefundPayment(%q) = %v; want payment_not_found", id, err)
 			}
 		}
 	})
@@ -122,7 +125,7 @@ func TestRefundsAtOnce(t *testing.T) {
 			for i, node := range nodes {
 				wg.Go(func() {
 					<-start
-					_, errs[i] = node.RefundPayment(ctx, p.ID, checkout.RefundParams{Amount: amount(800)}, operator)
+					_, errs[i] = node.RefundPayment(ctx, service.RefundRequest{PaymentID: p.ID, Params: checkout.RefundParams{Amount: amount(800)}, By: operator})
 				})
 			}
 			close(start)
@@ -158,7 +161,7 @@ func TestRefundFails(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		f := newPayFixture(t, db)
 		p := f.paidByCard(t, "4000000000005126")
-		out, err := f.svc.RefundPayment(ctx, p.ID, checkout.RefundParams{}, operator)
+		out, err := f.svc.RefundPayment(ctx, service.RefundRequest{PaymentID: p.ID, Params: checkout.RefundParams{}, By: operator})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -173,7 +176,7 @@ func TestRefundFails(t *testing.T) {
 		if n := len(f.refundedEvents(t, p.ID)); n != 0 {
 			t.Errorf("%d payment.refunded events after a failed refund; want none", n)
 		}
-		if out, err := f.svc.RefundPayment(ctx, p.ID, checkout.RefundParams{}, operator); err != nil || out.Refund.Status != checkout.RefundFailed {
+		if out, err := f.svc.RefundPayment(ctx, service.RefundRequest{PaymentID: p.ID, Params: checkout.RefundParams{}, By: operator}); err != nil || out.Refund.Status != checkout.RefundFailed {
 			t.Errorf("trying again = %v, %v; want another failed refund", out, err)
 		}
 	})
@@ -190,7 +193,7 @@ func TestRefundDisputed(t *testing.T) {
 		if got, _ := db.PaymentGet(ctx, p.ID); got.Status != checkout.PaymentDisputed {
 			t.Fatalf("payment = %s; want disputed", got.Status)
 		}
-		_, err := f.svc.RefundPayment(ctx, p.ID, checkout.RefundParams{}, operator)
+		_, err := f.svc.RefundPayment(ctx, service.RefundRequest{PaymentID: p.ID, Params: checkout.RefundParams{}, By: operator})
 		if !checkout.IsCode(err, checkout.EPaymentNotRefundable) {
 			t.Errorf("refunding a disputed payment = %v; want payment_not_refundable", err)
 		}
@@ -232,14 +235,14 @@ func TestRefundOutcomeLost(t *testing.T) {
 		f.svc = svc
 		p := f.paidByCard(t, "4242424242424242")
 		c.lose.Store(true)
-		out, err := svc.RefundPayment(ctx, p.ID, checkout.RefundParams{Amount: amount(1000)}, operator)
+		out, err := svc.RefundPayment(ctx, service.RefundRequest{PaymentID: p.ID, Params: checkout.RefundParams{Amount: amount(1000)}, By: operator})
 		if err != nil {
 			t.Fatal(err)
 		}
 		if out.Refund.Status != checkout.RefundPending || out.Refund.DueAt == nil {
 			t.Fatalf("refund without an answer = %+v; want pending, due", out.Refund)
 		}
-		if _, err := svc.RefundPayment(ctx, p.ID, checkout.RefundParams{Amount: amount(501)}, operator); !checkout.IsCode(err, checkout.ERefundTooLarge) {
+		if _, err := svc.RefundPayment(ctx, service.RefundRequest{PaymentID: p.ID, Params: checkout.RefundParams{Amount: amount(501)}, By: operator}); !checkout.IsCode(err, checkout.ERefundTooLarge) {
 			t.Errorf("a refund of 501 with 1000 pending of 1500 = %v; want refund_amount_too_large", err)
 		}
 		f.clock.Advance(checkout.RefundTimeout - time.Second)
@@ -286,10 +289,10 @@ func TestRefundSkins(t *testing.T) {
 		f.clock.Advance(checkout.SkinsTradeHold)
 		f.processDue(t)
 		p := f.paidOnce(t, s.ID)
-		if _, err := f.svc.RefundPayment(ctx, p.ID, checkout.RefundParams{Amount: amount(100)}, operator); !checkout.IsCode(err, checkout.EValidationFailed) {
+		if _, err := f.svc.RefundPayment(ctx, service.RefundRequest{PaymentID: p.ID, Params: checkout.RefundParams{Amount: amount(100)}, By: operator}); !checkout.IsCode(err, checkout.EValidationFailed) {
 			t.Errorf("a skins refund in part = %v; want validation_failed", err)
 		}
-		out, err := f.svc.RefundPayment(ctx, p.ID, checkout.RefundParams{}, operator)
+		out, err := f.svc.RefundPayment(ctx, service.RefundRequest{PaymentID: p.ID, Params: checkout.RefundParams{}, By: operator})
 		if err != nil || out.Refund.Status != checkout.RefundSucceeded || out.Payment.Status != checkout.PaymentRefunded {
 			t.Errorf("a skins refund whole = %+v, %v; want succeeded, the payment refunded", out, err)
 		}
@@ -317,7 +320,7 @@ func TestRefundOfAPaymentToRefund(t *testing.T) {
 		if n, _ := f.svc.RefundDueCount(ctx, checkout.Scope{MerchantID: f.m.ID, Mode: checkout.ModeTest}); n != 1 {
 			t.Fatalf("payments to refund = %d; want the one approved after it failed", n)
 		}
-		out, err := f.svc.RefundPayment(ctx, id, checkout.RefundParams{}, operator)
+		out, err := f.svc.RefundPayment(ctx, service.RefundRequest{PaymentID: id, Params: checkout.RefundParams{}, By: operator})
 		if err != nil || out.Refund.Status != checkout.RefundSucceeded || out.Refund.Amount != 1500 {
 			t.Fatalf("refund = %+v, %v; want 1500 succeeded", out, err)
 		}
@@ -327,6 +330,54 @@ func TestRefundOfAPaymentToRefund(t *testing.T) {
 		}
 		if n, _ := f.svc.RefundDueCount(ctx, checkout.Scope{MerchantID: f.m.ID, Mode: checkout.ModeTest}); n != 0 {
 			t.Errorf("payments to refund after the refund = %d; want 0", n)
+		}
+	})
+}
+
+// A refund asked with an Idempotency-Key, again and again, on two nodes at
+// once: one refund is made, and every answer is that refund (replayed but
+// for the one that made it); the key with another request is
+// idempotency_conflict; once the key's window is over it makes a new one.
+func TestRefundIdempotencyKey(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		f := newPayFixture(t, db)
+		nodes := []*service.Service{f.svc, f.node(db)}
+		p := f.paidByCard(t, "4242424242424242")
+		req := service.RefundRequest{PaymentID: p.ID, Params: checkout.RefundParams{Amount: amount(400)}, By: operator, IdempotencyKey: "refund-order-42"}
+		outs := make([]*service.RefundOutcome, 8)
+		errs := make([]error, len(outs))
+		var wg sync.WaitGroup
+		for i := range outs {
+			wg.Go(func() { outs[i], errs[i] = nodes[i%2].RefundPayment(ctx, req) })
+		}
+		wg.Wait()
+		made := 0
+		for i, out := range outs {
+			if errs[i] != nil {
+				t.Fatalf("request %d = %v", i, errs[i])
+			}
+			if out.Refund.ID != outs[0].Refund.ID || out.Refund.Amount != 400 {
+				t.Errorf("request %d answered refund %s of %d; want %s of 400", i, out.Refund.ID, out.Refund.Amount, outs[0].Refund.ID)
+			}
+			if !out.Replayed {
+				made++
+			}
+		}
+		got, _ := db.PaymentGet(ctx, p.ID)
+		if rs, _ := f.svc.Refunds(ctx, p.ID); made != 1 || len(rs) != 1 || got.AmountRefunded != 400 || len(f.refundedEvents(t, p.ID)) != 1 {
+			t.Errorf("%d answers not replayed, %d refunds, %d refunded, %d events; want 1, 1, 400, 1", made, len(rs), got.AmountRefunded, len(f.refundedEvents(t, p.ID)))
+		}
+		if out, err := f.svc.RefundPayment(ctx, req); err != nil || !out.Replayed || out.Refund.Status != checkout.RefundSucceeded {
+			t.Errorf("a replay = %+v, %v; want the succeeded refund, replayed", out, err)
+		}
+		other := req
+		other.Params.Amount = amount(401)
+		if _, err := f.svc.RefundPayment(ctx, other); !checkout.IsCode(err, checkout.EIdempotencyConflict) {
+			t.Errorf("the key with another amount = %v; want idempotency_conflict", err)
+		}
+		f.clock.Advance(checkout.IdempotencyWindow)
+		if out, err := f.svc.RefundPayment(ctx, req); err != nil || out.Replayed || out.Refund.ID == outs[0].Refund.ID {
+			t.Errorf("the key after its window = %+v, %v; want a new refund", out, err)
 		}
 	})
 }
