@@ -19,6 +19,9 @@ func addRoutes(r *router, d Deps) {
 	}
 	r.handle("POST /v1/stores/{storeId}/checkouts", merchant(api.HandleCreateCheckout(d.Service)))
 	r.handle("GET /v1/stores/{storeId}/checkouts/{checkoutId}", merchant(api.HandleGetCheckout(d.Service)))
+	r.handle("GET /v1/stores/{storeId}/payments/{paymentId}", merchant(api.HandleGetPayment(d.Service)))
+	r.handle("POST /v1/stores/{storeId}/payments/{paymentId}/refunds", merchant(api.HandleCreateRefund(d.Service)))
+	r.handle("GET /v1/stores/{storeId}/refunds/{refundId}", merchant(api.HandleGetRefund(d.Service)))
 	// checkoutd listen's doors (docs/webhooks.md, Local development).
 	r.handle("POST /v1/stores/{storeId}/listeners", merchant(api.HandleListen(d.Service)))
 	r.handle("GET /v1/stores/{storeId}/listeners/{listenerId}/stream", merchant(api.HandleListenerStream(d.Service, d.Streams)))

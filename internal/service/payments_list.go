@@ -82,9 +82,10 @@ func (s *Service) RefundDueCount(ctx context.Context, scope checkout.Scope) (int
 }
 
 // PaymentIn returns one payment of the scope. An id of another shape,
-// unknown, or of another store or mode is not_found, all with one message.
+// unknown, or of another store or mode is payment_not_found, all with one
+// message.
 func (s *Service) PaymentIn(ctx context.Context, scope checkout.Scope, id string) (*checkout.Payment, error) {
-	notFound := checkout.Errorf(checkout.ENotFound, "No payment %s in this store's %s mode.", id, scope.Mode)
+	notFound := checkout.Errorf(checkout.EPaymentNotFound, "No payment %s in this store's %s mode.", id, scope.Mode)
 	if !validID(checkout.PrefixPayment, id) {
 		return nil, notFound
 	}

@@ -134,8 +134,8 @@ func TestListPayments(t *testing.T) {
 			t.Errorf("PaymentIn(%s) = %v, %v; want it", paid.ID, p, err)
 		}
 		for _, id := range []string{live.ID, stranger.ID, checkout.NewPaymentID(), "pay_nope", "cs_" + paid.ID[4:]} {
-			if _, err := f.svc.PaymentIn(ctx, scope, id); !checkout.IsCode(err, checkout.ENotFound) {
-				t.Errorf("PaymentIn(%s) = %v; want not_found", id, err)
+			if _, err := f.svc.PaymentIn(ctx, scope, id); !checkout.IsCode(err, checkout.EPaymentNotFound) {
+				t.Errorf("PaymentIn(%s) = %v; want payment_not_found", id, err)
 			}
 		}
 	})

@@ -307,9 +307,10 @@ func (s *Service) Refunds(ctx context.Context, paymentID string) ([]*checkout.Re
 }
 
 // RefundIn returns one refund of the scope. An id of another shape,
-// unknown, or of another store or mode is not_found, all with one message.
+// unknown, or of another store or mode is refund_not_found, all with one
+// message.
 func (s *Service) RefundIn(ctx context.Context, scope checkout.Scope, id string) (*checkout.Refund, error) {
-	notFound := checkout.Errorf(checkout.ENotFound, "No refund %s in this store's %s mode.", id, scope.Mode)
+	notFound := checkout.Errorf(checkout.ERefundNotFound, "No refund %s in this store's %s mode.", id, scope.Mode)
 	if !validID(checkout.PrefixRefund, id) {
 		return nil, notFound
 	}
