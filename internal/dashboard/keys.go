@@ -5,6 +5,7 @@ import (
 	"slices"
 
 	"github.com/checkoutd/checkoutd/checkout"
+	"github.com/checkoutd/checkoutd/internal/web"
 )
 
 // The API keys page (Developers, API keys): the store id, the mode's keys,
@@ -138,7 +139,7 @@ func (d *Dashboard) keyIn(r *http.Request, s *scope, id string) (*checkout.APIKe
 // failOrNotFound answers not_found with the 404 page, anything else as a
 // failure.
 func (d *Dashboard) failOrNotFound(w http.ResponseWriter, r *http.Request, s *scope, err error) {
-	if checkout.IsCode(err, checkout.ENotFound) {
+	if web.StatusOf(checkout.ErrorCode(err)) == http.StatusNotFound {
 		d.notFound(w, r, s.user)
 		return
 	}

@@ -25,6 +25,7 @@ import (
 	"github.com/checkoutd/checkoutd/internal/app"
 	"github.com/checkoutd/checkoutd/internal/clock"
 	"github.com/checkoutd/checkoutd/internal/logtest"
+	"github.com/checkoutd/checkoutd/internal/pay"
 	"github.com/checkoutd/checkoutd/internal/seal"
 	"github.com/checkoutd/checkoutd/internal/service"
 	"github.com/checkoutd/checkoutd/internal/store"
@@ -93,7 +94,7 @@ func newHarness(t *testing.T, db *store.DB, opts ...harnessOptions) *harness {
 		Store: db, WrapStore: o.wrapStore, Logger: log,
 		Now: clk.Now, CacheNow: cacheClk.Now, CheckoutBaseURL: checkoutBase, BaseURL: apiBase,
 		RateLimit: o.rateLimit, RateBurst: o.rateBurst, AuthFailureLimit: o.authFailureLimit,
-		SecretsKey: testSecretsKey,
+		SecretsKey: testSecretsKey, Processors: pay.Registry{Test: pay.Simulators()},
 	})
 	t.Cleanup(a.Close)
 	h := &harness{t: t, db: db, clock: clk, cacheClock: cacheClk, svc: a.Service, logs: a.RequestLogs, logBuf: logBuf,
