@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/checkoutd/checkoutd/checkout"
+	"github.com/checkoutd/checkoutd/internal/api"
 	"github.com/checkoutd/checkoutd/internal/pay"
 	"github.com/checkoutd/checkoutd/internal/service"
 )
@@ -18,22 +19,6 @@ func paymentsCmd(ctx context.Context, e env, args []string) error {
 		"get":    paymentsGet,
 		"refund": paymentsRefund,
 	})
-}
-
-// paymentJSON is a payment as the commands print it: as events carry it,
-// with its refunds.
-type paymentJSON struct {
-	*checkout.PaymentJSON
-	AmountRefunding int64                  `json:"amount_refunding"`
-	Refunds         []*checkout.RefundJSON `json:"refunds"`
-}
-
-func toPaymentJSON(p *checkout.Payment, rs []*checkout.Refund) paymentJSON {
-	j := paymentJSON{PaymentJSON: p.View(), AmountRefunding: p.AmountRefunding, Refunds: []*checkout.RefundJSON{}}
-	for _, r := range rs {
-		j.Refunds = append(j.Refunds, r.View())
-	}
-	return j
 }
 
 func paymentsGet(ctx context.Context, e env, args []string) error {
@@ -48,7 +33,7 @@ func paymentsGet(ctx context.Context, e env, args []string) error {
 		if err != nil {
 			return err
 		}
-		return a.print(toPaymentJSON(p, rs), func(w io.Writer) { printPayment(w, p, rs) })
+		return a.print(api.NewPaymentJSON(p, rs), func(w io.Writer) { printPayment(w, p, rs) })
 	})
 }
 
