@@ -26,10 +26,13 @@ import (
 // goes out to the store's endpoints, signed, like any other.
 
 // triggerPlan says how an event type is caused: the test card to pay with
-// ("" to only create the session), or why it cannot be caused on demand.
+// ("" to only create the session), whether to refund the payment then
+// (through the API: the key needs refunds:write), or why it cannot be
+// caused on demand.
 type triggerPlan struct {
-	card string
-	why  string
+	card   string
+	refund bool
+	why    string
 }
 
 var triggerPlans = map[string]triggerPlan{
@@ -40,7 +43,7 @@ var triggerPlans = map[string]triggerPlan{
 	checkout.EventPaymentDisputed:   {card: "4000000000000259"},
 	checkout.EventCheckoutExpired: {why: "a session expires one hour after it is created (SPEC.md) and nothing shortens that; " +
 		"run checkoutd trigger checkout.created and the session's checkout.expired follows within the hour"},
-	checkout.EventPaymentRefunded: {why: "refunds are made from the dashboard, which does not make refunds yet"},
+	checkout.EventPaymentRefunded: {card: "4242424242424242", refund: true},
 	checkout.EventPaymentDisputeClosed: {why: "a dispute closes when the card network decides it, which test mode does not simulate; " +
 		"checkoutd trigger payment.disputed opens one"},
 	checkout.EventWebhookTest: {why: "a webhook.test goes to one endpoint: press Send test event on the endpoint's page in the dashboard, " +
@@ -54,6 +57,8 @@ type triggerResult struct {
 	Status    string `json:"status"`
 	// PaymentID is the payment that collected the session, when one did.
 	PaymentID string `json:"payment_id,omitempty"`
+	// RefundID is the refund of it, for payment.refunded.
+	RefundID string `json:"refund_id,omitempty"`
 }
 
 func triggerCmd(ctx context.Context, e env, args []string) error {
@@ -62,7 +67,7 @@ func triggerCmd(ctx context.Context, e env, args []string) error {
 	var asJSON bool
 	fs.StringVar(&baseURL, "base-url", "http://127.0.0.1:8080", "address of the running service's API")
 	fs.StringVar(&store, "store", "", "the store the session is for (required)")
-	fs.StringVar(&secret, "secret", "", "a test-mode key's secret with checkouts:write; better given as CHECKOUTD_SECRET, which other users cannot see")
+	fs.StringVar(&secret, "secret", "", "a test-mode key's secret with checkouts:write (and refunds:write for payment.refunded); better given as CHECKOUTD_SECRET, which other users cannot see")
 	fs.BoolVar(&asJSON, "json", false, "print one JSON object")
 	rest, err := parseFlags(fs, e, args)
 	if err != nil {
@@ -99,6 +104,9 @@ func triggerCmd(ctx context.Context, e env, args []string) error {
 	fmt.Fprintf(e.stdout, "created checkout session %s\n", res.SessionID)
 	if plan.card != "" {
 		fmt.Fprintf(e.stdout, "paid it on the payment page with the test card %s: the session is %s\n", plan.card, res.Status)
+	}
+	if res.RefundID != "" {
+		fmt.Fprintf(e.stdout, "refunded the payment in full through the API: refund %s\n", res.RefundID)
 	}
 	if typ == checkout.EventPaymentDisputed {
 		fmt.Fprintln(e.stdout, "the dispute opens a moment later, when the service's payments job next runs")
@@ -153,6 +161,18 @@ func (t *triggerer) trigger(ctx context.Context, typ string, plan triggerPlan) (
 	if s.PaymentID != nil {
 		res.PaymentID = *s.PaymentID
 	}
+	if !plan.refund || res.PaymentID == "" {
+		return res, nil
+	}
+	var r struct{ ID, Status string }
+	if err := t.api(ctx, http.MethodPost, "/payments/"+res.PaymentID+"/refunds", `{"reason":"requested_by_customer"}`, &r); err != nil {
+		var ae *listen.APIError
+		if errors.As(err, &ae) && ae.Code == checkout.EPermissionDenied {
+			return nil, fmt.Errorf("refund payment %s: the key needs refunds:write as well as checkouts:write (checkoutd keys create --permissions checkouts:write,refunds:write)", res.PaymentID)
+		}
+		return nil, fmt.Errorf("refund payment %s: %w", res.PaymentID, err)
+	}
+	res.RefundID = r.ID
 	return res, nil
 }
 

@@ -56,6 +56,19 @@ func TestTrigger(t *testing.T) {
 				t.Errorf("after trigger %s, %d %s events of session %s; want 1", tt.typ, n, want, res.SessionID)
 			}
 		}
+		// payment.refunded pays, then refunds through the API: the key needs
+		// refunds:write too.
+		_, both, err := svc.app.Service.CreateAPIKey(ctx, checkout.APIKeyParams{MerchantID: m.ID, Mode: checkout.ModeTest, Type: checkout.KeyBearer,
+			Permissions: []checkout.Permission{checkout.PermCheckoutsWrite, checkout.PermRefundsWrite}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var res triggerResult
+		decodeOne(t, mustCLI(t, vars{"CHECKOUTD_SECRET": both}, "trigger", "payment.refunded", "--store", m.ID, "--base-url", base, "--json"), &res)
+		if res.Status != "complete" || res.PaymentID == "" || res.RefundID == "" || events(checkout.EventPaymentRefunded, res.PaymentID) != 1 {
+			t.Errorf("trigger payment.refunded = %+v, %d payment.refunded events; want the session paid, its payment refunded, one event",
+				res, events(checkout.EventPaymentRefunded, res.PaymentID))
+		}
 		out := mustCLI(t, env, "trigger", "checkout.completed", "--store", m.ID, "--base-url", base)
 		if !strings.Contains(out, "paid it on the payment page with the test card 4242424242424242: the session is complete") {
 			t.Errorf("trigger's text: %s", out)
@@ -69,7 +82,7 @@ func TestTrigger(t *testing.T) {
 			want  string
 		}{
 			{[]string{"checkout.expired", "--store", m.ID}, env, false, "expires one hour after"},
-			{[]string{"payment.refunded", "--store", m.ID}, env, false, "refunds"},
+			{[]string{"payment.refunded", "--store", m.ID, "--base-url", base}, env, false, "needs refunds:write as well"},
 			{[]string{"webhook.test", "--store", m.ID}, env, false, "send-test"},
 			{[]string{"checkout.paid", "--store", m.ID}, env, true, "unknown event type"},
 			{[]string{"checkout.created"}, env, true, "--store"},
