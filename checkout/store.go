@@ -179,6 +179,12 @@ type Tx interface {
 	// descriptor and pricing; store_not_found when there is no such store.
 	MerchantUpdate(ctx context.Context, m *Merchant) error
 	APIKeyInsert(ctx context.Context, k *APIKey) error
+	// APIKeyListSealed returns every key with a sealed secret (the HMAC
+	// keys), revoked or not, oldest first, locked for the transaction;
+	// APIKeySetSealed writes one's sealed secret (not_found when there is
+	// no such key). Rotating the secrets key seals them all again.
+	APIKeyListSealed(ctx context.Context) ([]*APIKey, error)
+	APIKeySetSealed(ctx context.Context, id, sealed string) error
 	// APIKeyRevoke marks a key revoked at t; not_found when there is no such
 	// key. Revoking a revoked key keeps the first time.
 	APIKeyRevoke(ctx context.Context, id string, t time.Time) error

@@ -26,8 +26,10 @@ type admin struct {
 	// parsed, before the database is opened.
 	check func(rest []string) error
 	// secrets, when set (withSecretsKey), gives the service the secrets
-	// key of --secrets-key.
-	secrets *secretsKeyFlag
+	// key: --secrets-key's, or the SQLite database's key file, which
+	// makeSecretsKey lets the command make when there is none.
+	secrets        *secretsKeyFlag
+	makeSecretsKey bool
 	// procs are the service's payment processors: none unless a command
 	// that pays or refunds sets them.
 	procs pay.Registry
@@ -61,7 +63,7 @@ func (a *admin) run(ctx context.Context, args []string, fn func(svc *service.Ser
 	}
 	cfg := service.Config{Processors: a.procs}
 	if a.secrets != nil {
-		if cfg.SecretsKey, err = a.secrets.key(); err != nil {
+		if cfg.SecretsKey, _, err = a.db.secretsKey(a.secrets, a.makeSecretsKey); err != nil {
 			return err
 		}
 	}

@@ -107,16 +107,18 @@ func envName(flagName string) string {
 type secretsKeyFlag struct{ text string }
 
 func (f *secretsKeyFlag) register(fs *flag.FlagSet) {
-	fs.StringVar(&f.text, "secrets-key", "", "the key that encrypts HMAC keys' secrets at rest: 32 bytes as base64 or 64 hex digits (openssl rand -base64 32); "+
-		"prefer CHECKOUTD_SECRETS_KEY, which other users of the machine cannot see. Without it, HMAC keys can be neither made nor verified")
+	fs.StringVar(&f.text, "secrets-key", "", "the key that encrypts HMAC keys' secrets at rest: 32 bytes as base64 or 64 hex digits (openssl rand -base64 32), "+
+		"or several separated by commas, the newest first, while rotating; prefer CHECKOUTD_SECRETS_KEY, which other users of the machine cannot see. "+
+		"Without it, a SQLite database keeps its own in secrets.key beside it; PostgreSQL needs it for HMAC keys")
 }
 
-// key returns the parsed key, nil when none was given.
+// key returns the parsed key, nil when none was given: one key, or a list
+// whose first seals and every one opens (seal.ParseKeys).
 func (f *secretsKeyFlag) key() (*seal.Key, error) {
 	if f.text == "" {
 		return nil, nil
 	}
-	k, err := seal.ParseKey(f.text)
+	k, err := seal.ParseKeys(f.text)
 	if err != nil {
 		return nil, usageError{"--secrets-key (or CHECKOUTD_SECRETS_KEY): " + err.Error()}
 	}

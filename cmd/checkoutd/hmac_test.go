@@ -73,36 +73,47 @@ func TestKeysCreateHMAC(t *testing.T) {
 }
 
 // Without a secrets key, or with one that is not 32 bytes, keys create
-// --type hmac is a usage error that names the flag, never repeats the
-// given text, and stores nothing.
+// keys create --type hmac with a bad secrets key, or with none on
+// PostgreSQL (whose nodes must share one the operator gives), is a usage
+// error that names the flag, never repeats the given text, and stores
+// nothing.
 func TestKeysCreateHMACRefused(t *testing.T) {
-	db := newDatabase(t, "sqlite")
-	s := createStore(t, vars{}, db.flags, "--name", "Acme", "--currency", "USD")
-	for _, tt := range []struct {
-		name string
-		e    vars
-		args []string
-	}{
-		{"no secrets key", vars{}, nil},
-		{"short key in the environment", vars{"CHECKOUTD_SECRETS_KEY": "c2hvcnQga2V5IGluIGVudg=="}, nil},
-		{"short key as a flag", vars{}, []string{"--secrets-key", "0123456789abcdef0123"}},
-		{"not base64 nor hex", vars{}, []string{"--secrets-key", "not*a*key*at*all"}},
-	} {
-		args := append(append([]string{"keys", "create", "--store", s.ID, "--type", "hmac"}, tt.args...), db.flags...)
-		out, _, err := cli(t, tt.e, args...)
-		if err == nil || !strings.Contains(err.Error(), "--secrets-key") || exitCode(err) != 2 || out != "" {
-			t.Errorf("%s: keys create --type hmac = %q, %v (exit %d); want a usage error naming --secrets-key", tt.name, out, err, exitCode(err))
-			continue
+	eachDatabase(t, func(t *testing.T, db database) {
+		s := createStore(t, vars{}, db.flags, "--name", "Acme", "--currency", "USD")
+		cases := []struct {
+			name string
+			e    vars
+			args []string
+		}{
+			{"short key in the environment", vars{"CHECKOUTD_SECRETS_KEY": "c2hvcnQga2V5IGluIGVudg=="}, nil},
+			{"short key as a flag", vars{}, []string{"--secrets-key", "0123456789abcdef0123"}},
+			{"not base64 nor hex", vars{}, []string{"--secrets-key", "not*a*key*at*all"}},
+			{"a good key, then a bad one", vars{}, []string{"--secrets-key", hex.EncodeToString(hmacSecretsKey) + ",not*a*key"}},
 		}
-		for _, given := range append(tt.args, tt.e["CHECKOUTD_SECRETS_KEY"]) {
-			if given != "" && given != "--secrets-key" && strings.Contains(err.Error(), given) {
-				t.Errorf("%s: error %q repeats the secrets key", tt.name, err)
+		if db.name == "postgres" {
+			cases = append(cases, struct {
+				name string
+				e    vars
+				args []string
+			}{"no secrets key", vars{}, nil})
+		}
+		for _, tt := range cases {
+			args := append(append([]string{"keys", "create", "--store", s.ID, "--type", "hmac"}, tt.args...), db.flags...)
+			out, _, err := cli(t, tt.e, args...)
+			if err == nil || !strings.Contains(err.Error(), "--secrets-key") || exitCode(err) != 2 || out != "" {
+				t.Errorf("%s: keys create --type hmac = %q, %v (exit %d); want a usage error naming --secrets-key", tt.name, out, err, exitCode(err))
+				continue
+			}
+			for _, given := range append(tt.args, tt.e["CHECKOUTD_SECRETS_KEY"]) {
+				if given != "" && given != "--secrets-key" && strings.Contains(err.Error(), given) {
+					t.Errorf("%s: error %q repeats the secrets key", tt.name, err)
+				}
 			}
 		}
-	}
-	if ks, err := db.open(t).APIKeyList(context.Background(), s.ID); err != nil || len(ks) != 0 {
-		t.Errorf("keys after the refusals = %d, %v; want none", len(ks), err)
-	}
+		if ks, err := db.open(t).APIKeyList(context.Background(), s.ID); err != nil || len(ks) != 0 {
+			t.Errorf("keys after the refusals = %d, %v; want none", len(ks), err)
+		}
+	})
 }
 
 // serve reads --secrets-key or CHECKOUTD_SECRETS_KEY, and refuses a bad one
@@ -176,10 +187,10 @@ func TestServeSignedRequests(t *testing.T) {
 	})
 }
 
-// Without a secrets key, serve says HMAC keys are off.
+// Without a secrets key on PostgreSQL, serve says HMAC keys are off.
 func TestServeWithoutSecretsKey(t *testing.T) {
-	_, logs, _ := startServe(t, newDatabase(t, "sqlite"))
+	_, logs, _ := startServe(t, newDatabase(t, "postgres"))
 	if !strings.Contains(logs.String(), "no secrets key") {
-		t.Errorf("serve without a secrets key does not say so:\n%s", logs)
+		t.Errorf("serve on PostgreSQL without a secrets key does not say so:\n%s", logs)
 	}
 }

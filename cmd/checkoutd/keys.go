@@ -61,15 +61,18 @@ func keysCreate(ctx context.Context, e env, args []string) error {
 	a.fs.StringVar(&store, "store", "", "the store the key belongs to (required)")
 	a.fs.StringVar(&name, "name", "", "a name to tell the key apart, e.g. \"Shop server\" (optional, at most 100 characters)")
 	a.fs.StringVar(&mode, "mode", "test", "test or live")
-	a.fs.StringVar(&typ, "type", "bearer", "bearer (the secret is sent with each request) or hmac (the secret signs each request; needs --secrets-key)")
+	a.fs.StringVar(&typ, "type", "bearer", "bearer (the secret is sent with each request) or hmac (the secret signs each request; its secret is sealed with the secrets key: --secrets-key, or on SQLite the database's secrets.key)")
 	a.fs.StringVar(&perms, "permissions", "checkouts:write", "comma-separated: checkouts:write (create and retrieve), checkouts:read (retrieve, and read payments and refunds), refunds:write (refund payments; not in checkouts:write)")
 	a.withSecretsKey()
 	a.check = func([]string) error {
 		if typ != string(checkout.KeyBearer) && typ != string(checkout.KeyHMAC) {
 			return usageError{fmt.Sprintf("--type %q is not a key type: use bearer or hmac", typ)}
 		}
-		if typ == string(checkout.KeyHMAC) && a.secrets.text == "" {
-			return usageError{"--type hmac needs the server's secrets key, which encrypts the key's secret at rest: give --secrets-key or CHECKOUTD_SECRETS_KEY, the same as serve's (docs/operations.md)"}
+		if typ == string(checkout.KeyHMAC) {
+			if a.secrets.text == "" && a.db.postgres() {
+				return usageError{"--type hmac needs the server's secrets key, which encrypts the key's secret at rest: give --secrets-key or CHECKOUTD_SECRETS_KEY, the same as serve's (docs/operations.md)"}
+			}
+			a.makeSecretsKey = true
 		}
 		return nil
 	}

@@ -173,7 +173,11 @@ func serveCmd(ctx context.Context, e env, args []string) error {
 			"data_dir", dir)
 	}
 	log.Info("database ready", "database", desc)
-	logSecretsKey(log, cfg.secretsKey)
+	var origin keyFileOrigin
+	if cfg.secretsKey, origin, err = cfg.db.secretsKey(&cfg.secrets, true); err != nil {
+		return err
+	}
+	logSecretsKey(log, cfg.secretsKey, origin, cfg.db.secretsKeyPath())
 
 	ln, err := net.Listen("tcp", cfg.addr)
 	if err != nil {
@@ -292,12 +296,18 @@ func serveCmd(ctx context.Context, e env, args []string) error {
 // logSecretsKey says whether HMAC keys can be made and verified here: with
 // a secrets key, its id (a fingerprint, never the key), so the operator of
 // several nodes sees they share one; without, that HMAC keys are refused.
-func logSecretsKey(log *slog.Logger, k *seal.Key) {
-	if k == nil {
-		log.Info("no secrets key (--secrets-key or CHECKOUTD_SECRETS_KEY): HMAC keys can be neither created nor verified; bearer keys work")
-		return
+func logSecretsKey(log *slog.Logger, k *seal.Key, origin keyFileOrigin, path string) {
+	switch origin {
+	case keyNone:
+		log.Info("no secrets key (--secrets-key or CHECKOUTD_SECRETS_KEY): HMAC keys can be neither created nor verified on PostgreSQL without one; bearer keys work")
+	case keyFileMade:
+		log.Info("first start: made a secrets key, which seals HMAC keys' secrets, in a file readable by this user only; back it up apart from the database: without it HMAC keys stop working (docs/operations.md)",
+			"secrets_key_file", path, "secrets_key_id", k.ID())
+	case keyFromFile:
+		log.Info("secrets key from its file: HMAC keys' secrets are sealed with it", "secrets_key_file", path, "secrets_key_id", k.ID())
+	default:
+		log.Info("secrets key set: HMAC keys' secrets are sealed with it", "secrets_key_id", k.ID())
 	}
-	log.Info("secrets key set: HMAC keys' secrets are sealed with it", "secrets_key_id", k.ID())
 }
 
 func logSetupLink(ctx context.Context, log *slog.Logger, svc *service.Service, baseURL string) {

@@ -30,10 +30,71 @@ const KeySize = 32
 // version starts every sealed value, so that another scheme can follow.
 const version = "v1"
 
-// Key is an operator's secrets key. Its String never shows the key.
+// Key is an operator's secrets key. Its String never shows the key. A key
+// may carry older keys (ParseKeys, WithOlder): it seals with itself and
+// opens what any of them sealed, so that a key can be rotated while the
+// values it sealed are sealed again.
 type Key struct {
-	aead cipher.AEAD
-	id   string
+	aead  cipher.AEAD
+	id    string
+	older []*Key
+}
+
+// ParseKeys reads one or more secrets keys separated by commas or line
+// breaks (ParseKey's forms), the newest first: the returned key seals with
+// the first and opens what any of them sealed. Blank entries are skipped.
+func ParseKeys(s string) (*Key, error) {
+	var keys []*Key
+	for i, part := range strings.FieldsFunc(s, func(r rune) bool { return r == ',' || r == '\n' || r == '\r' }) {
+		if strings.TrimSpace(part) == "" {
+			continue
+		}
+		k, err := ParseKey(part)
+		if err != nil {
+			if i > 0 {
+				return nil, fmt.Errorf("key %d of the list: %w", i+1, err)
+			}
+			return nil, err
+		}
+		keys = append(keys, k)
+	}
+	if len(keys) == 0 {
+		return nil, fmt.Errorf("no secrets key is given (generate one with: openssl rand -base64 32)")
+	}
+	return keys[0].WithOlder(keys[1:]...), nil
+}
+
+// WithOlder returns k that also opens what the older keys sealed.
+func (k *Key) WithOlder(older ...*Key) *Key {
+	out := &Key{aead: k.aead, id: k.id}
+	for _, o := range older {
+		if o.id != k.id {
+			out.older = append(out.older, &Key{aead: o.aead, id: o.id})
+		}
+	}
+	return out
+}
+
+// Newest returns k alone, without the older keys it carries.
+func (k *Key) Newest() *Key { return &Key{aead: k.aead, id: k.id} }
+
+// IDs returns the fingerprints of k and of the older keys it carries, k's
+// first.
+func (k *Key) IDs() []string {
+	ids := []string{k.id}
+	for _, o := range k.older {
+		ids = append(ids, o.id)
+	}
+	return ids
+}
+
+// Generate returns a new random secrets key, and its text as base64 (what
+// ParseKey reads).
+func Generate() (*Key, string) {
+	raw := make([]byte, KeySize)
+	rand.Read(raw) // never fails (crypto/rand documents it)
+	k, _ := NewKey(raw)
+	return k, base64.StdEncoding.EncodeToString(raw)
 }
 
 // ParseKey reads a secrets key: 32 bytes written as 64 hex digits or as
@@ -113,7 +174,12 @@ func (k *Key) Open(sealed, ad string) (string, error) {
 		return "", errors.New("not a sealed secret of a known version")
 	}
 	if id != k.id {
-		return "", fmt.Errorf("%w: the value was sealed with the key whose id is %s, and this one's is %s: start checkoutd with the secrets key the secret was sealed with", ErrOtherKey, id, k.id)
+		for _, o := range k.older {
+			if o.id == id {
+				return o.Open(sealed, ad)
+			}
+		}
+		return "", fmt.Errorf("%w: the value was sealed with the key whose id is %s, and this one's is %s: start checkoutd with the secrets key the secret was sealed with", ErrOtherKey, id, strings.Join(k.IDs(), ", "))
 	}
 	raw, err := base64.RawURLEncoding.DecodeString(body)
 	n := k.aead.NonceSize()

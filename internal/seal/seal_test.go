@@ -123,3 +123,60 @@ func TestKeyStringHidesKey(t *testing.T) {
 		t.Errorf("String = %q; want the id only", s)
 	}
 }
+
+// A list of keys seals with the first and opens what any of them sealed:
+// a key is rotated while its values are sealed again. Each entry is read
+// as ParseKey reads one; an entry that is not a key is refused, saying
+// which, never what it was.
+func TestParseKeys(t *testing.T) {
+	oldRaw := []byte("fedcba9876543210fedcba9876543210")
+	old, cur := mustKey(t, oldRaw), mustKey(t, raw)
+	sealedOld := old.Seal("ck_test_hk_secret", "key_1")
+	for _, s := range []string{
+		base64.StdEncoding.EncodeToString(raw) + "," + hex.EncodeToString(oldRaw),
+		base64.StdEncoding.EncodeToString(raw) + "\n" + base64.StdEncoding.EncodeToString(oldRaw) + "\n\n",
+		" " + hex.EncodeToString(raw) + " ,\r\n " + base64.RawURLEncoding.EncodeToString(oldRaw) + " ",
+	} {
+		ring, err := seal.ParseKeys(s)
+		if err != nil {
+			t.Fatalf("ParseKeys = %v", err)
+		}
+		if ids := ring.IDs(); len(ids) != 2 || ids[0] != cur.ID() || ids[1] != old.ID() || ring.ID() != cur.ID() {
+			t.Errorf("ParseKeys IDs = %v; want [%s %s]", ids, cur.ID(), old.ID())
+		}
+		if got, err := ring.Open(sealedOld, "key_1"); err != nil || got != "ck_test_hk_secret" {
+			t.Errorf("the ring opens the old key's value = %q, %v", got, err)
+		}
+		resealed := ring.Seal("ck_test_hk_secret", "key_1")
+		if _, err := old.Open(resealed, "key_1"); !errors.Is(err, seal.ErrOtherKey) {
+			t.Errorf("the ring sealed with the old key: %v", err)
+		}
+		if got, err := ring.Newest().Open(resealed, "key_1"); err != nil || got != "ck_test_hk_secret" {
+			t.Errorf("the newest key alone opens the new value = %q, %v", got, err)
+		}
+		if _, err := ring.Newest().Open(sealedOld, "key_1"); !errors.Is(err, seal.ErrOtherKey) {
+			t.Errorf("the newest key alone opened the old value: %v", err)
+		}
+	}
+	one, err := seal.ParseKeys(hex.EncodeToString(raw))
+	if err != nil || len(one.IDs()) != 1 {
+		t.Errorf("ParseKeys of one key = %v, %v", one, err)
+	}
+	for _, s := range []string{"", " , \n", hex.EncodeToString(raw) + ",not-a-key-at-all"} {
+		_, err := seal.ParseKeys(s)
+		if err == nil || strings.Contains(err.Error(), "not-a-key") {
+			t.Errorf("ParseKeys(%q) = %v; want an error that does not repeat the text", s, err)
+		}
+	}
+	if _, err := seal.ParseKeys(hex.EncodeToString(raw) + ",abc"); err == nil || !strings.Contains(err.Error(), "key 2") {
+		t.Errorf("a bad second key = %v; want an error naming key 2", err)
+	}
+	// Generate makes a key its text parses back to.
+	k, text := seal.Generate()
+	if p, err := seal.ParseKey(text); err != nil || p.ID() != k.ID() {
+		t.Errorf("Generate's text parses to %v, %v; want %s", p, err, k.ID())
+	}
+	if k2, _ := seal.Generate(); k2.ID() == k.ID() {
+		t.Errorf("two generated keys are the same")
+	}
+}

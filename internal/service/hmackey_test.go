@@ -184,3 +184,59 @@ func TestAuthenticateSignedWithoutTheSecretsKey(t *testing.T) {
 		}
 	})
 }
+
+// ResealSecrets seals every HMAC secret, revoked keys' too, again with a new
+// key in one transaction: after it the new key alone opens each to the same
+// secret, and the old one none. With a key that opens only some (a secret
+// sealed with a third key), nothing changes at all.
+func TestResealSecrets(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		f := newFixture(t, db)
+		ctx := context.Background()
+		k1, s1 := f.newKey(t, checkout.ModeTest, checkout.KeyHMAC)
+		k2, s2 := f.newKey(t, checkout.ModeLive, checkout.KeyHMAC)
+		f.newKey(t, checkout.ModeTest, checkout.KeyBearer)
+		if _, err := f.svc.RevokeAPIKey(ctx, k2.ID); err != nil {
+			t.Fatal(err)
+		}
+		next, _ := seal.Generate()
+		n, err := f.svc.ResealSecrets(ctx, next)
+		if err != nil || n != 2 {
+			t.Fatalf("ResealSecrets = %d, %v; want 2", n, err)
+		}
+		for k, secret := range map[string]string{k1.ID: s1, k2.ID: s2} {
+			stored, err := db.APIKeyGet(ctx, k)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got, err := next.Open(stored.SealedSecret, k); err != nil || got != secret {
+				t.Errorf("the new key opens %s to %q, %v; want its secret", k, got, err)
+			}
+			if _, err := testSecretsKey.Open(stored.SealedSecret, k); !errors.Is(err, seal.ErrOtherKey) {
+				t.Errorf("the old key still opens %s: %v", k, err)
+			}
+		}
+
+		// A service whose keys open k1 but not a secret sealed with a third
+		// key changes nothing.
+		third, _ := seal.Generate()
+		stranger, _ := f.newKey(t, checkout.ModeTest, checkout.KeyBearer)
+		if err := db.InTx(ctx, func(tx checkout.Tx) error {
+			return tx.APIKeySetSealed(ctx, stranger.ID, third.Seal("ck_test_hk_x", stranger.ID))
+		}); err != nil {
+			t.Fatal(err)
+		}
+		before, _ := db.APIKeyGet(ctx, k1.ID)
+		svc := service.New(service.Config{Store: db, SecretsKey: next})
+		final, _ := seal.Generate()
+		if _, err := svc.ResealSecrets(ctx, final); err == nil || !strings.Contains(err.Error(), stranger.ID) || !strings.Contains(err.Error(), "nothing was changed") {
+			t.Errorf("ResealSecrets with a secret it cannot open = %v; want an error naming %s, nothing changed", err, stranger.ID)
+		}
+		if after, _ := db.APIKeyGet(ctx, k1.ID); after.SealedSecret != before.SealedSecret {
+			t.Errorf("a failed ResealSecrets changed %s's sealed secret", k1.ID)
+		}
+		if _, err := service.New(service.Config{Store: db}).ResealSecrets(ctx, final); err == nil {
+			t.Errorf("ResealSecrets without a secrets key = nil; want an error")
+		}
+	})
+}

@@ -13,6 +13,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -313,6 +314,43 @@ func (s *Service) HMACSecret(k *checkout.APIKey) (string, error) {
 		return "", fail(err)
 	}
 	return secret, nil
+}
+
+// ResealSecrets seals every stored HMAC secret again with next (its newest
+// key), in one transaction: each is opened with the service's secrets key
+// (which may carry older keys, seal.ParseKeys) and sealed with next. When
+// one cannot be opened (sealed with a key given to neither), nothing
+// changes, and the error names the API key and the key ids. It returns how
+// many secrets it sealed again. The service goes on with the keys it was
+// made with: a process must start with next to open what is sealed now.
+func (s *Service) ResealSecrets(ctx context.Context, next *seal.Key) (int, error) {
+	if s.secrets == nil {
+		return 0, errors.New("no secrets key to open the stored secrets with")
+	}
+	next = next.Newest()
+	n := 0
+	err := s.store.InTx(ctx, func(tx checkout.Tx) error {
+		keys, err := tx.APIKeyListSealed(ctx)
+		if err != nil {
+			return err
+		}
+		n = len(keys)
+		for _, k := range keys {
+			secret, err := s.secrets.Open(k.SealedSecret, k.ID)
+			if err != nil {
+				return fmt.Errorf("the secret of HMAC key %s does not open with the secrets keys given (ids %s): %w; nothing was changed",
+					k.ID, strings.Join(s.secrets.IDs(), ", "), err)
+			}
+			if err := tx.APIKeySetSealed(ctx, k.ID, next.Seal(secret, k.ID)); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return 0, err
+	}
+	return n, nil
 }
 
 // RevokeAPIKey revokes a key. Every node stops accepting it within

@@ -93,6 +93,24 @@ func (tx *Tx) APIKeyInsert(ctx context.Context, k *checkout.APIKey) error {
 	return tx.db.translate(err)
 }
 
+// APIKeyListSealed returns every key with a sealed secret (the HMAC keys),
+// revoked or not, oldest first, locked for the transaction.
+func (tx *Tx) APIKeyListSealed(ctx context.Context) ([]*checkout.APIKey, error) {
+	return collectEach(ctx, tx, `SELECT `+apiKeyColumns+` FROM api_keys WHERE secret_sealed <> '' ORDER BY created_at, id`+tx.db.dialect.ForUpdate, nil, scanAPIKey)
+}
+
+// APIKeySetSealed writes a key's sealed secret.
+func (tx *Tx) APIKeySetSealed(ctx context.Context, id, sealed string) error {
+	res, err := tx.exec(ctx, `UPDATE api_keys SET secret_sealed = $2 WHERE id = $1`, id, sealed)
+	if err != nil {
+		return tx.db.translate(err)
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return checkout.Errorf(checkout.ENotFound, "No such API key: %s.", id)
+	}
+	return nil
+}
+
 // APIKeyRevoke marks a key revoked.
 func (tx *Tx) APIKeyRevoke(ctx context.Context, id string, t time.Time) error {
 	res, err := tx.exec(ctx, `UPDATE api_keys SET revoked_at = COALESCE(revoked_at, $2) WHERE id = $1`, id, t.Unix())

@@ -46,6 +46,7 @@ func Exercise(t *testing.T, open func(t *testing.T) *store.DB) {
 		{"APIKey/List", testAPIKeyList},
 		{"APIKey/Revoke", testAPIKeyRevoke},
 		{"APIKey/EachActive", testAPIKeyEachActive},
+		{"APIKey/Sealed", testAPIKeySealed},
 		{"Session/RoundTrip", testSessionRoundTrip},
 		{"Session/RoundTripMinimal", testSessionRoundTripMinimal},
 		{"Session/NotFound", testSessionNotFound},
@@ -1280,5 +1281,43 @@ func testClose(t *testing.T, db *store.DB) {
 	}
 	if err := db.InTx(ctx, func(tx checkout.Tx) error { return nil }); !checkout.IsCode(err, checkout.EUnavailable) {
 		t.Errorf("InTx after Close = %v; want service_unavailable", err)
+	}
+}
+
+// APIKeyListSealed lists the keys with a sealed secret, revoked ones too,
+// oldest first; APIKeySetSealed replaces one's, and refuses an unknown key.
+func testAPIKeySealed(t *testing.T, db *store.DB) {
+	ctx := context.Background()
+	m := newMerchant(t, db, "Acme", base)
+	newKey(t, db, m.ID, checkout.ModeTest, base) // a bearer key: nothing sealed
+	var hmacs []*checkout.APIKey
+	for i := range 2 {
+		k := &checkout.APIKey{ID: checkout.NewAPIKeyID(), MerchantID: m.ID, Mode: checkout.ModeTest, Type: checkout.KeyHMAC,
+			Permissions: []checkout.Permission{checkout.PermCheckoutsWrite}, SecretHash: checkout.HashSecret(checkout.NewSecret()),
+			SecretHint: "abcd", CreatedAt: base.Add(time.Duration(i) * time.Second), SealedSecret: fmt.Sprintf("v1.old.%d", i)}
+		inTx(t, db, func(tx checkout.Tx) error { return tx.APIKeyInsert(ctx, k) })
+		hmacs = append(hmacs, k)
+	}
+	inTx(t, db, func(tx checkout.Tx) error { return tx.APIKeyRevoke(ctx, hmacs[1].ID, base) })
+	inTx(t, db, func(tx checkout.Tx) error {
+		ks, err := tx.APIKeyListSealed(ctx)
+		if err != nil {
+			return err
+		}
+		if len(ks) != 2 || ks[0].ID != hmacs[0].ID || ks[1].ID != hmacs[1].ID || !ks[1].Revoked() {
+			t.Errorf("APIKeyListSealed = %v; want both HMAC keys, oldest first, the revoked one too", ks)
+		}
+		for i, k := range ks {
+			if err := tx.APIKeySetSealed(ctx, k.ID, fmt.Sprintf("v1.new.%d", i)); err != nil {
+				return err
+			}
+		}
+		wantCode(t, "APIKeySetSealed(unknown)", tx.APIKeySetSealed(ctx, checkout.NewAPIKeyID(), "v1.x"), checkout.ENotFound)
+		return nil
+	})
+	for i, k := range hmacs {
+		if got, err := db.APIKeyGet(ctx, k.ID); err != nil || got.SealedSecret != fmt.Sprintf("v1.new.%d", i) {
+			t.Errorf("after APIKeySetSealed, key %d's sealed secret = %q, %v", i, got.SealedSecret, err)
+		}
 	}
 }
