@@ -317,7 +317,7 @@ func TestKeysInvalid(t *testing.T) {
 		{[]string{"keys", "create", "--store", s.ID, "--mode", "prod"}, "mode", false},
 		{[]string{"keys", "create", "--store", s.ID, "--permissions", "refunds:read"}, "refunds:read", false},
 		{[]string{"keys", "create", "--store", s.ID, "--type", "oauth"}, "--type", true},
-		{[]string{"keys", "create", "--store", s.ID, "--type", "hmac"}, "--secrets-key", true}, // never stored in the clear
+		{[]string{"keys", "create", "--store", s.ID, "--type", "hmac", "--secrets-key", "short"}, "--secrets-key", true}, // never stored in the clear
 		{[]string{"keys", "list", "--store", checkout.NewStoreID()}, "No such store", false},
 		{[]string{"keys", "revoke"}, "key id", true},
 		{[]string{"keys", "revoke", k.ID, "key_other"}, "key id", true},
