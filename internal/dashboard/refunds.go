@@ -106,9 +106,10 @@ type paymentView struct {
 	Layout
 	Row     paymentRow
 	Refunds []refundRow
-	// Collected is whether the payment took money, so that its refunds
-	// are counted: Left is what is left to refund, Refunding what refunds
-	// under way hold ("" when none).
+	// Collected is whether the payment took money, so that what was
+	// refunded is shown. Left is what is left to refund, "" for a crypto
+	// payment that no refund touched (what to send back is in coins, not
+	// its amount); Refunding what refunds under way hold, "" when none.
 	Collected       bool
 	Left, Refunding string
 	// Block says why the payment cannot be refunded now; the form shows
@@ -162,9 +163,12 @@ func (d *Dashboard) renderPayment(w http.ResponseWriter, r *http.Request, s *sco
 		d.fail(w, r, err)
 		return
 	}
+	touched := p.AmountRefunded > 0 || p.AmountRefunding > 0
 	v := paymentView{Layout: s.layout("Payment "+p.ID, sectionPayments), Row: newPaymentRow(p), Form: f, Reasons: refundReasons,
-		Collected: p.Status.Captured() || p.RefundDue() || p.AmountRefunded > 0 || p.AmountRefunding > 0,
-		Left:      checkout.FormatAmount(max(p.Refundable(), 0), p.Currency)}
+		Collected: p.Status.Captured() || p.RefundDue() || touched}
+	if v.Collected && (p.Method != checkout.MethodCrypto || touched) {
+		v.Left = checkout.FormatAmount(max(p.Refundable(), 0), p.Currency)
+	}
 	if p.AmountRefunding > 0 {
 		v.Refunding = checkout.FormatAmount(p.AmountRefunding, p.Currency)
 	}
