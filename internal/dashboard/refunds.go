@@ -265,15 +265,16 @@ func (d *Dashboard) HandleRefund() http.Handler {
 		if err == nil && !validNonce(nonce) {
 			err = checkout.Errorf(checkout.EValidationFailed, "This confirmation could not be read. Review the refund and confirm it again.")
 		}
-		var out *service.RefundOutcome
-		if err == nil {
-			params.Amount = &amount
-			out, err = d.svc.RefundPayment(r.Context(), service.RefundRequest{
-				Scope: s.checkoutScope(), PaymentID: p.ID, Params: params,
-				By:             checkout.Actor{Kind: checkout.ActorAccount, ID: s.account.ID, Name: s.account.Email},
-				IdempotencyKey: refundKey(s.account.ID, nonce),
-			})
+		if err != nil {
+			d.refundRefused(w, r, s, p, f, params, err)
+			return
 		}
+		params.Amount = &amount
+		out, err := d.svc.RefundPayment(r.Context(), service.RefundRequest{
+			Scope: s.checkoutScope(), PaymentID: p.ID, Params: params,
+			By:             checkout.Actor{Kind: checkout.ActorAccount, ID: s.account.ID, Name: s.account.Email},
+			IdempotencyKey: refundKey(s.account.ID, nonce),
+		})
 		if err != nil {
 			if cur, gerr := d.svc.PaymentIn(r.Context(), s.checkoutScope(), p.ID); gerr == nil {
 				p = cur // what is left now, for the message and the form
