@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/checkoutd/checkoutd/checkout"
 	"github.com/checkoutd/checkoutd/internal/app"
@@ -376,6 +377,46 @@ func TestRefundDisputed(t *testing.T) {
 		}
 		if rs := e.refunds(p); len(rs) != 0 {
 			t.Errorf("a disputed payment got refunds %v", rs)
+		}
+	})
+}
+
+// A card payment to refund (its charge approved after the payment had
+// failed) is refunded with the same form: the warning says so, and once
+// refunded it is no longer to refund.
+func TestRefundPaymentToRefund(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		e := newRefundEnv(t, db)
+		ctx := context.Background()
+		at := e.clock.Now()
+		s := &checkout.Session{ID: checkout.NewSessionID(), MerchantID: e.m.ID, Mode: checkout.ModeTest, Status: checkout.StatusOpen, Title: "Order",
+			Currency: "USD", Amount: 1500, TotalAmount: 1500, Items: []checkout.Item{{Name: "Sword", Amount: 1500, Quantity: 1}},
+			Metadata: map[string]string{}, CreatedAt: at, ExpiresAt: at.Add(time.Hour)}
+		p := checkout.NewPayment(s, checkout.MethodCard, at)
+		last4, brand := "4242", "visa"
+		p.CardLast4, p.CardBrand = &last4, &brand
+		fail(checkout.FailCapturedAfterFailure)(p)
+		if err := db.InTx(ctx, func(tx checkout.Tx) error {
+			if err := tx.SessionInsert(ctx, s); err != nil {
+				return err
+			}
+			return tx.PaymentInsert(ctx, p)
+		}); err != nil {
+			t.Fatal(err)
+		}
+		pg := e.get(e.path(p), e.ann)
+		wantIn(t, "a card payment to refund", pg.body, "<strong>To refund.</strong>", "return it to the buyer with the refund form below.",
+			"<dt>Left to refund</dt><dd>$15.00</dd>", `value="15.00"`)
+		pg, _ = e.outcome(p, e.confirm(p, e.confirmation(p, "15.00", "")))
+		wantIn(t, "the payment refunded", pg.body, "Refunded $15.00 to the card ending 4242.", "<dt>Refunded</dt><dd>$15.00</dd>")
+		if strings.Contains(pg.body, "To refund") {
+			t.Error("the payment refunded is still marked To refund")
+		}
+		if got := e.reload(p); got.Status != checkout.PaymentFailed || got.RefundDue() || got.AmountRefunded != 1500 {
+			t.Errorf("the payment = %s, due %v, refunded %d; want failed, no longer due, 1500", got.Status, got.RefundDue(), got.AmountRefunded)
+		}
+		if list := e.get("/dashboard/stores/"+e.m.ID+"/test/payments", e.ann); strings.Contains(list.body, "to refund.") {
+			t.Error("the payments list still counts a payment to refund")
 		}
 	})
 }
