@@ -1,6 +1,7 @@
 package checkout
 
 import (
+	"fmt"
 	"math/big"
 	"strings"
 	"time"
@@ -189,6 +190,89 @@ func FormatAmount(amount int64, currency string) string {
 		return sign + sym + num
 	}
 	return sign + num + " " + currency
+}
+
+// AmountDecimal writes minor units of an ISO 4217 currency as a plain
+// number of major units, as a person types it into a form: "1234.56" for
+// 123456 USD, "1500" for 1500 JPY; no symbol, no thousands separators.
+// ParseAmount reads it back exactly.
+func AmountDecimal(amount int64, currency string) string {
+	exp := CurrencyExponent(currency)
+	sign := ""
+	if amount < 0 {
+		sign = "-"
+	}
+	digits := new(big.Int).Abs(big.NewInt(amount)).String()
+	if exp == 0 {
+		return sign + digits
+	}
+	if len(digits) <= exp {
+		digits = strings.Repeat("0", exp-len(digits)+1) + digits
+	}
+	return sign + digits[:len(digits)-exp] + "." + digits[len(digits)-exp:]
+}
+
+// ParseAmount reads an amount of an ISO 4217 currency written in major
+// units, as a merchant types it into a form, into exact minor units: "12.34"
+// is 1234 for USD, "1500" is 1500 for JPY, "0.5" is 500 for KWD. It takes
+// digits with at most the currency's decimals after a point, surrounding
+// spaces ignored, and nothing else: no sign, symbol or thousands separator,
+// since a comma is a decimal point in half the world and money is never
+// guessed at. The amount is 0 to MaxTotal; what is too little for a use is
+// the use's to say. A refusal is validation_failed on param "amount", its
+// message a sentence for the person who typed it.
+func ParseAmount(s, currency string) (int64, error) {
+	exp := CurrencyExponent(currency)
+	example := "1234"
+	if exp > 0 {
+		example += "." + "5678"[:min(exp, 4)]
+	}
+	refuse := func(format string, args ...any) (int64, error) {
+		return 0, &Error{Code: EValidationFailed, Param: "amount", Message: fmt.Sprintf(format, args...)}
+	}
+	s = strings.TrimSpace(s)
+	whole, frac, number := decimal(s)
+	// A number after a minus sign; without one, the same as number.
+	_, _, signed := decimal(strings.TrimPrefix(s, "-"))
+	switch {
+	case s == "":
+		return refuse("Enter an amount in %s, such as %s.", currency, example)
+	case !number && signed:
+		return refuse("An amount cannot be negative.")
+	case !number:
+		if exp == 0 {
+			return refuse("Write the amount as a whole number of %s, in digits only, such as %s.", currency, example)
+		}
+		return refuse("Write the amount in digits, with a point before the decimals and no thousands separators, such as %s.", example)
+	case len(frac) > exp && exp == 0:
+		return refuse("%s has no decimals: write a whole number, such as %s.", currency, example)
+	case len(frac) > exp:
+		return refuse("%s has %d decimals: write at most %d digits after the point, such as %s.", currency, exp, exp, example)
+	}
+	whole = strings.TrimLeft(whole, "0")
+	frac += strings.Repeat("0", exp-len(frac))
+	n, ok := new(big.Int).SetString("0"+whole+frac, 10)
+	if !ok || n.Cmp(big.NewInt(MaxTotal)) > 0 {
+		return refuse("An amount is at most %s.", FormatAmount(MaxTotal, currency))
+	}
+	return n.Int64(), nil
+}
+
+// decimal splits s at its point, if any, and reports whether it is a
+// number: digits, with digits before or after the point or both.
+func decimal(s string) (whole, frac string, ok bool) {
+	whole, frac, _ = strings.Cut(s, ".")
+	return whole, frac, decimalDigits(whole) && decimalDigits(frac) && whole+frac != ""
+}
+
+// decimalDigits reports whether s is ASCII digits only ("" is).
+func decimalDigits(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return true
 }
 
 // currencySymbols are the symbols that name one currency unambiguously

@@ -1,6 +1,7 @@
 package checkout_test
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -176,6 +177,109 @@ func TestFormatAmount(t *testing.T) {
 	for _, tt := range tests {
 		if got := checkout.FormatAmount(tt.amount, tt.currency); got != tt.want {
 			t.Errorf("FormatAmount(%d, %s) = %q; want %q", tt.amount, tt.currency, got, tt.want)
+		}
+	}
+}
+
+func TestAmountDecimal(t *testing.T) {
+	tests := []struct {
+		amount   int64
+		currency string
+		want     string
+	}{
+		{123456, "USD", "1234.56"},
+		{1, "USD", "0.01"},
+		{0, "USD", "0.00"},
+		{1500, "JPY", "1500"},
+		{1234567, "KWD", "1234.567"},
+		{5, "CLF", "0.0005"},
+		{-250, "GBP", "-2.50"},
+		{checkout.MaxTotal, "USD", "1000000.00"},
+	}
+	for _, tt := range tests {
+		if got := checkout.AmountDecimal(tt.amount, tt.currency); got != tt.want {
+			t.Errorf("AmountDecimal(%d, %s) = %q; want %q", tt.amount, tt.currency, got, tt.want)
+		}
+	}
+}
+
+// ParseAmount reads what a merchant types exactly, within the currency's
+// decimals, from the smallest unit to MaxTotal, and refuses the rest with
+// a sentence that says what to type.
+func TestParseAmount(t *testing.T) {
+	tests := []struct {
+		in, currency string
+		want         int64
+	}{
+		{"12.34", "USD", 1234},
+		{"0.01", "USD", 1},     // the smallest unit
+		{"30.00", "USD", 3000}, // all of a $30.00 payment
+		{"29.99", "USD", 2999},
+		{"12.3", "USD", 1230},
+		{"12", "USD", 1200},
+		{"12.", "USD", 1200},
+		{".5", "USD", 50},
+		{"0", "USD", 0},
+		{"  7.25\t", "USD", 725},
+		{"007.10", "USD", 710},
+		{"1000000.00", "USD", checkout.MaxTotal},
+		{"1500", "JPY", 1500},
+		{"0.5", "KWD", 500},
+		{"1.234", "KWD", 1234},
+		{"0.0001", "CLF", 1},
+		{"19.99", "usd", 1999}, // an unknown code: two decimals
+	}
+	for _, tt := range tests {
+		got, err := checkout.ParseAmount(tt.in, tt.currency)
+		if err != nil || got != tt.want {
+			t.Errorf("ParseAmount(%q, %s) = %d, %v; want %d", tt.in, tt.currency, got, err, tt.want)
+		}
+	}
+	// Every amount written by AmountDecimal reads back as itself.
+	for _, cur := range []string{"USD", "JPY", "KWD", "CLF"} {
+		for _, n := range []int64{0, 1, 9, 10, 99, 100, 101, 1234, 99999, 100000, 123456789 % checkout.MaxTotal, checkout.MaxTotal} {
+			if got, err := checkout.ParseAmount(checkout.AmountDecimal(n, cur), cur); err != nil || got != n {
+				t.Errorf("ParseAmount(AmountDecimal(%d, %s)) = %d, %v", n, cur, got, err)
+			}
+		}
+	}
+
+	refused := []struct {
+		in, currency string
+		want         string // in the message
+	}{
+		{"", "USD", "Enter an amount in USD, such as 1234.56."},
+		{"   ", "USD", "Enter an amount"},
+		{"12.345", "USD", "USD has 2 decimals: write at most 2 digits after the point, such as 1234.56."},
+		{"0.001", "USD", "at most 2 digits"},
+		{"12.340", "USD", "at most 2 digits"}, // exact as typed: no zeros dropped
+		{"1500.5", "JPY", "JPY has no decimals: write a whole number, such as 1234."},
+		{"1.2345", "KWD", "KWD has 3 decimals"},
+		{"-1", "USD", "An amount cannot be negative."},
+		{"-0.01", "USD", "cannot be negative"},
+		{"-", "USD", "Write the amount in digits"},
+		{"abc", "USD", "Write the amount in digits, with a point before the decimals and no thousands separators, such as 1234.56."},
+		{"abc", "JPY", "Write the amount as a whole number of JPY, in digits only, such as 1234."},
+		{"1,234.56", "USD", "no thousands separators"},
+		{"12,34", "EUR", "no thousands separators"},
+		{"$12.34", "USD", "Write the amount in digits"},
+		{"12.34 USD", "USD", "Write the amount in digits"},
+		{"+5", "USD", "Write the amount in digits"},
+		{"1e3", "USD", "Write the amount in digits"},
+		{"0x10", "USD", "Write the amount in digits"},
+		{"12.3.4", "USD", "Write the amount in digits"},
+		{".", "USD", "Write the amount in digits"},
+		{"1 000", "USD", "Write the amount in digits"},
+		{"١٢", "USD", "Write the amount in digits"}, // digits of another script
+		{"NaN", "USD", "Write the amount in digits"},
+		{"1000000.01", "USD", "An amount is at most $1,000,000.00."},
+		{"99999999999999999999999", "USD", "at most"},
+	}
+	for _, tt := range refused {
+		got, err := checkout.ParseAmount(tt.in, tt.currency)
+		ce, ok := err.(*checkout.Error)
+		if !ok || ce.Code != checkout.EValidationFailed || ce.Param != "amount" || !strings.Contains(ce.Message, tt.want) || got != 0 {
+			t.Errorf("ParseAmount(%q, %s) = %d, %v; want validation_failed on amount saying %q", tt.in, tt.currency, got, err, tt.want)
 		}
 	}
 }

@@ -1,6 +1,8 @@
 package dashboard_test
 
 import (
+	"context"
+	"encoding/json"
 	"strings"
 	"testing"
 	"time"
@@ -82,6 +84,168 @@ func TestBrowserPayments(t *testing.T) {
 			if w := browsertest.Eval[int](e.Page, `document.documentElement.scrollWidth`); w > 375 {
 				t.Errorf("%s is %dpx wide on a 375px screen: it scrolls sideways", path, w)
 			}
+		}
+	})
+}
+
+// A buyer pays $30.00 on the payment page with the test card 4242; the
+// merchant opens the payment from Payments and refunds part of it through
+// the form (an amount beyond what is left is refused beside the field
+// first) and its confirmation (Back keeps what was typed), then the rest
+// from the keyboard; the page lists both refunds and the payment is
+// refunded. On a phone's screen the form, the confirmation and the refunds
+// fit, nothing scrolling sideways.
+func TestBrowserRefunds(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		e := newBrowserEnv(t, db)
+		m, secret := e.account("ann@example.com")
+
+		// The buyer, on the payment page.
+		res := e.createCheckout(m.ID, secret)
+		var created struct {
+			Data struct {
+				ID          string
+				CheckoutURL string `json:"checkout_url"`
+			}
+		}
+		if err := json.Unmarshal([]byte(res.body), &created); err != nil || created.Data.CheckoutURL == "" {
+			t.Fatalf("the session created: %s (%v)", res.body, err)
+		}
+		e.Do(chromedp.Navigate(created.Data.CheckoutURL),
+			chromedp.WaitVisible(chromedp.ID("number")),
+			chromedp.SendKeys(chromedp.ID("number"), "4242424242424242"),
+			chromedp.SendKeys(chromedp.ID("expiry"), "1230"),
+			chromedp.SendKeys(chromedp.ID("cvc"), "123"),
+			chromedp.SendKeys(chromedp.ID("name"), "Jo Buyer"),
+			chromedp.Click(chromedp.CSS("button.pay-button")))
+		if got := e.TextIs(".receipt h2", "Payment received"); got != "Payment received" {
+			t.Fatalf("after paying the page shows %q", got)
+		}
+		s, err := db.SessionGet(context.Background(), created.Data.ID)
+		if err != nil || s.PaymentID == nil {
+			t.Fatalf("the session paid = %+v, %v", s, err)
+		}
+		payID := *s.PaymentID
+
+		// The merchant, from Payments to the payment.
+		e.signIn("ann@example.com")
+		test := "/dashboard/stores/" + m.ID + "/test/"
+		payment := test + "payments/" + payID
+		e.open(test)
+		e.at(test)
+		e.follow("nav.side", "Payments")
+		e.at(test + "payments")
+		e.follow("tbody", payID)
+		e.at(payment)
+		if got := e.field("Left to refund"); got != "$30.00" {
+			t.Errorf("Left to refund reads %q; want $30.00", got)
+		}
+		if got := e.ValueIs("#refund-amount", "30.00"); got != "30.00" {
+			t.Errorf("the amount is prefilled with %q; want 30.00, all that is left", got)
+		}
+
+		// More than is left: refused beside the amount, which has the
+		// focus and keeps what was typed.
+		e.ExpectConsole("status of 409") // the refused form comes back as 409 Conflict
+		e.fill("Amount", "40")
+		e.press("Review refund")
+		e.WaitFor(`document.getElementById("refund-amount-error") !== null`)
+		if got := e.textOf("#refund-amount-error"); got != "That is more than the $30.00 left to refund." {
+			t.Errorf("the refusal reads %q", got)
+		}
+		if got := browsertest.Eval[string](e.Page, focused); got != "refund-amount" {
+			t.Errorf("after the refusal the focus is on %q; want the amount", got)
+		}
+		if got := e.ValueIs("#refund-amount", "40"); got != "40" {
+			t.Errorf("the amount after the refusal = %q; want 40 kept", got)
+		}
+
+		// Part of it, with a reason: the confirmation, Back, and again.
+		e.fill("Amount", "12.34")
+		e.Do(chromedp.SetValue(e.labelled("Reason"), "requested_by_customer"))
+		e.press("Review refund")
+		confirm := payment + "/refund?amount=12.34&reason=requested_by_customer"
+		e.at(confirm)
+		if got := e.TextIs("main h1", "Refund $12.34?"); got != "Refund $12.34?" {
+			t.Errorf("the confirmation asks %q", got)
+		}
+		if got := e.textOf("main p"); got != "Refund $12.34 of payment "+payID+" ($30.00) to the card ending 4242? This cannot be undone." {
+			t.Errorf("the confirmation reads %q", got)
+		}
+		if got := e.field("Left to refund after"); got != "$17.66" {
+			t.Errorf("Left to refund after reads %q; want $17.66", got)
+		}
+		e.screenshot("refund-confirm")
+		e.follow("main", "Back")
+		e.at(payment + "?amount=12.34&reason=requested_by_customer")
+		if got := e.ValueIs("#refund-amount", "12.34"); got != "12.34" {
+			t.Errorf("Back leaves the amount at %q; want 12.34", got)
+		}
+		if got := e.ValueIs("#refund-reason", "requested_by_customer"); got != "requested_by_customer" {
+			t.Errorf("Back leaves the reason at %q", got)
+		}
+		e.press("Review refund")
+		e.at(confirm)
+		e.press("Confirm refund")
+		e.WaitFor(`location.pathname === ` + browsertest.JSString(payment) + ` && location.search.startsWith("?refund=re_")`)
+		if got := e.TextHas(".notice", "Refunded $12.34"); got != "Refunded $12.34 to the card ending 4242." {
+			t.Errorf("after the refund the page says %q", got)
+		}
+		if got := e.field("Status"); got != "partially_refunded" {
+			t.Errorf("Status reads %q; want partially_refunded", got)
+		}
+		if got := e.field("Left to refund"); got != "$17.66" {
+			t.Errorf("Left to refund reads %q; want $17.66", got)
+		}
+		if got := e.ValueIs("#refund-amount", "17.66"); got != "17.66" {
+			t.Errorf("the amount is prefilled with %q; want 17.66", got)
+		}
+		if got := e.textOf("#refunds tbody"); !strings.Contains(got, "$12.34") || !strings.Contains(got, "Requested by the customer") || !strings.Contains(got, "ann@example.com") {
+			t.Errorf("the refunds read %q", got)
+		}
+		e.screenshot("refund")
+
+		// On a phone, the page with its form and the confirmation fit.
+		e.Do(chromedp.EmulateViewport(375, 740, chromedp.EmulateMobile, chromedp.EmulateScale(2)))
+		for _, path := range []string{payment, payment + "/refund?amount=17.66&reason="} {
+			e.open(path)
+			e.at(path)
+			if w := browsertest.Eval[int](e.Page, `document.documentElement.scrollWidth`); w > 375 {
+				t.Errorf("%s is %dpx wide on a 375px screen: it scrolls sideways", path, w)
+			}
+		}
+		e.Do(chromedp.EmulateReset())
+		e.open(payment)
+		e.at(payment)
+
+		// The rest, from the keyboard: Enter on the form's button, Tab to
+		// Confirm, Enter.
+		e.Do(chromedp.Focus(chromedp.ID("refund-amount")))
+		e.tabTo("refund-reason", 1)
+		e.tabTo("Review refund", 1)
+		e.Do(chromedp.KeyEvent("\r"))
+		e.at(payment + "/refund?amount=17.66&reason=")
+		e.tabTo("Confirm refund", 20)
+		e.Do(chromedp.KeyEvent("\r"))
+		e.WaitFor(`location.search.startsWith("?refund=re_") && document.querySelectorAll("#refunds tbody tr").length === 2`)
+		if got := e.field("Status"); got != "refunded" {
+			t.Errorf("Status reads %q; want refunded", got)
+		}
+		if got := e.field("Refunded"); got != "$30.00" {
+			t.Errorf("Refunded reads %q; want $30.00", got)
+		}
+		if got := e.textOf("#refunds tbody"); !strings.Contains(got, "$12.34") || !strings.Contains(got, "$17.66") || strings.Count(got, "succeeded") != 2 {
+			t.Errorf("the refunds read %q; want both, succeeded", got)
+		}
+		if e.has("#refund-amount") || !strings.Contains(e.textOf("#refund-block"), "refunded in full already") {
+			t.Errorf("the payment refunded in full still offers a refund, or does not say why not")
+		}
+
+		e.Do(chromedp.EmulateViewport(375, 740, chromedp.EmulateMobile, chromedp.EmulateScale(2)))
+		e.open(payment)
+		e.at(payment)
+		if w := browsertest.Eval[int](e.Page, `document.documentElement.scrollWidth`); w > 375 {
+			t.Errorf("the refunded payment's page is %dpx wide on a 375px screen: it scrolls sideways", w)
 		}
 	})
 }

@@ -83,6 +83,7 @@ func New(svc *service.Service, baseURL string, log *slog.Logger) *Dashboard {
 		},
 		"deliveryClass": deliveryClass,
 		"paymentClass":  paymentClass,
+		"refundClass":   refundClass,
 		"unix":          func(sec int64) time.Time { return time.Unix(sec, 0) },
 		"shortHash":     shortHash,
 		"rate": func(c checkout.DeliveryCounts) string {

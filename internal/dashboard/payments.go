@@ -13,9 +13,10 @@ import (
 // first, every attempt of every session, and above all those to refund: a
 // failed payment whose money was collected all the same (late or second
 // crypto, an underpayment that was never made whole, a capture after the
-// payment failed). checkoutd makes no refunds; the page tells the merchant
-// which payments to return, with what they need to do it (the coin, the
-// address, the transactions and what arrived). Read only.
+// payment failed), each refunded from its own page (refunds.go), or, for
+// crypto, which checkoutd cannot send, returned by the merchant with what
+// the page shows (the coin, the address, the transactions and what
+// arrived).
 
 const sectionPayments = "payments"
 
@@ -34,11 +35,6 @@ type paymentsView struct {
 	// service.MaxRefundDueCount; RefundDueMore says there may be more.
 	RefundDue     int
 	RefundDueMore bool
-}
-
-type paymentView struct {
-	Layout
-	Row paymentRow
 }
 
 // paymentRow is a payment as the pages show it: amounts formatted, the
@@ -152,18 +148,6 @@ func (d *Dashboard) HandlePayments() http.Handler {
 		}
 		v.RefundDue, v.RefundDueMore = n, n >= service.MaxRefundDueCount
 		d.render(w, r, status, "payments", v)
-	})
-}
-
-// HandlePayment serves GET .../payments/{id}.
-func (d *Dashboard) HandlePayment() http.Handler {
-	return d.storePage(func(w http.ResponseWriter, r *http.Request, s *scope) {
-		p, err := d.svc.PaymentIn(r.Context(), s.checkoutScope(), r.PathValue("id"))
-		if err != nil {
-			d.failOrNotFound(w, r, s, err)
-			return
-		}
-		d.render(w, r, http.StatusOK, "payment", paymentView{Layout: s.layout("Payment "+p.ID, sectionPayments), Row: newPaymentRow(p)})
 	})
 }
 

@@ -56,6 +56,8 @@ func addRoutes(r *router, d Deps) {
 	r.handle("GET /dashboard/stores/{store}/{mode}/{$}", db.HandleStoreHome())
 	r.handle("GET /dashboard/stores/{store}/{mode}/payments", db.HandlePayments())
 	r.handle("GET /dashboard/stores/{store}/{mode}/payments/{id}", db.HandlePayment())
+	r.handle("GET /dashboard/stores/{store}/{mode}/payments/{id}/refund", db.HandleRefundPage())
+	r.handle("POST /dashboard/stores/{store}/{mode}/payments/{id}/refund", db.HandleRefund())
 	r.handle("GET /dashboard/stores/{store}/{mode}/settings", db.HandleStoreSettingsPage())
 	r.handle("POST /dashboard/stores/{store}/{mode}/settings", db.HandleStoreSettings())
 	r.handle("GET /dashboard/stores/{store}/{mode}/settings/crypto", db.HandleCrypto())

@@ -183,6 +183,20 @@ func (s *Service) replayRefund(ctx context.Context, p *checkout.Payment, key, ha
 	return &RefundOutcome{Refund: r, Payment: cur, Replayed: true}, nil
 }
 
+// RefundBlock says why p cannot be refunded now, or nil when a refund may
+// be asked of RefundPayment: the payment's own reasons
+// (checkout.Payment.RefundBlock), or no processor of its method in its mode
+// that refunds (crypto for now; cards and skins in live mode until a live
+// processor is configured). A door shows it instead of a form that could
+// only be refused.
+func (s *Service) RefundBlock(p *checkout.Payment) error {
+	if err := p.RefundBlock(); err != nil {
+		return err
+	}
+	_, err := s.refunder(p)
+	return err
+}
+
 // refunder is the processor that refunds p: its method's in its mode.
 func (s *Service) refunder(p *checkout.Payment) (pay.Refunder, error) {
 	procs := s.procs.For(p.Mode)

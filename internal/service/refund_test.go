@@ -381,3 +381,32 @@ func TestRefundIdempotencyKey(t *testing.T) {
 		}
 	})
 }
+
+// RefundBlock answers, before anything is asked, what RefundPayment would
+// refuse whatever the amount: the payment's own reasons, and a method or
+// mode with no processor that refunds (crypto; live cards here).
+func TestRefundBlock(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		f := newPayFixture(t, db)
+		p := f.paidByCard(t, "4242424242424242")
+		if err := f.svc.RefundBlock(p); err != nil {
+			t.Errorf("RefundBlock of a card payment = %v; want nil", err)
+		}
+		change := func(c func(q *checkout.Payment)) *checkout.Payment {
+			q := *p
+			c(&q)
+			return &q
+		}
+		for what, q := range map[string]*checkout.Payment{
+			"disputed":          change(func(q *checkout.Payment) { q.Status = checkout.PaymentDisputed }),
+			"refunded in full":  change(func(q *checkout.Payment) { q.AmountRefunded, q.Status = q.Amount, checkout.PaymentRefunded }),
+			"crypto":            change(func(q *checkout.Payment) { q.Method, q.CardLast4, q.CardBrand = checkout.MethodCrypto, nil, nil }),
+			"a live card":       change(func(q *checkout.Payment) { q.Mode = checkout.ModeLive }),
+			"not collected yet": change(func(q *checkout.Payment) { q.Status = checkout.PaymentProcessing }),
+		} {
+			if err := f.svc.RefundBlock(q); !checkout.IsCode(err, checkout.EPaymentNotRefundable) {
+				t.Errorf("RefundBlock of a payment %s = %v; want payment_not_refundable", what, err)
+			}
+		}
+	})
+}
