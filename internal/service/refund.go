@@ -211,7 +211,11 @@ func (s *Service) refunder(p *checkout.Payment) (pay.Refunder, error) {
 			r = procs.Skins
 		}
 	}
-	if r == nil {
+	switch {
+	case r == nil && p.Method == checkout.MethodCrypto:
+		return nil, checkout.Errorf(checkout.EPaymentNotRefundable,
+			"Payment %s is a crypto payment: checkoutd holds no private key, so it cannot send coins back. Send them to the buyer from your own wallet, to an address they give you.", p.ID)
+	case r == nil:
 		return nil, checkout.Errorf(checkout.EPaymentNotRefundable,
 			"Payment %s cannot be refunded here: no %s processor of %s mode refunds it. Return the money to the buyer yourself.", p.ID, p.Method, p.Mode)
 	}
