@@ -291,11 +291,10 @@ func serveCmd(ctx context.Context, e env, args []string) error {
 	return err
 }
 
-// logSetupLink logs a one-time link to create the first dashboard account
-// when there is no account yet; the token appears there and nowhere else.
-// logSecretsKey says whether HMAC keys can be made and verified here: with
-// a secrets key, its id (a fingerprint, never the key), so the operator of
-// several nodes sees they share one; without, that HMAC keys are refused.
+// logSecretsKey says whether HMAC keys can be made and verified here, and
+// with which key: its id (a fingerprint, never the key), so the operator of
+// several nodes sees they share one, and its file when it has one; without
+// a key, that HMAC keys are refused.
 func logSecretsKey(log *slog.Logger, k *seal.Key, origin keyFileOrigin, path string) {
 	switch origin {
 	case keyNone:
@@ -310,6 +309,8 @@ func logSecretsKey(log *slog.Logger, k *seal.Key, origin keyFileOrigin, path str
 	}
 }
 
+// logSetupLink logs a one-time link to create the first dashboard account
+// when there is no account yet; the token appears there and nowhere else.
 func logSetupLink(ctx context.Context, log *slog.Logger, svc *service.Service, baseURL string) {
 	token, expires, err := svc.SetupToken(ctx)
 	if err != nil {
