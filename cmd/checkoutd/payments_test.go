@@ -15,8 +15,13 @@ import (
 // test card number, and returns the payment's id.
 func paidPayment(t *testing.T, db database, number string) string {
 	t.Helper()
+	return paidPaymentWith(t, service.New(service.Config{Store: db.open(t), Processors: pay.Registry{Test: pay.Simulators()}}), number)
+}
+
+// paidPaymentWith is paidPayment through svc.
+func paidPaymentWith(t *testing.T, svc *service.Service, number string) string {
+	t.Helper()
 	ctx := context.Background()
-	svc := service.New(service.Config{Store: db.open(t), Processors: pay.Registry{Test: pay.Simulators()}})
 	m, err := svc.CreateMerchant(ctx, checkout.MerchantParams{Name: "Acme", Currency: "USD"})
 	if err != nil {
 		t.Fatal(err)
