@@ -50,10 +50,13 @@ const (
 	PermCheckoutsRead  Permission = "checkouts:read"
 	PermCheckoutsWrite Permission = "checkouts:write"
 	PermRefundsWrite   Permission = "refunds:write"
+	// PermDisputesWrite answers disputes with evidence; like refunds, no
+	// other permission includes it.
+	PermDisputesWrite Permission = "disputes:write"
 )
 
 // AllPermissions lists every permission in a stable order.
-var AllPermissions = []Permission{PermCheckoutsRead, PermCheckoutsWrite, PermRefundsWrite}
+var AllPermissions = []Permission{PermCheckoutsRead, PermCheckoutsWrite, PermRefundsWrite, PermDisputesWrite}
 
 // APIKey is a merchant's credential for the API. The secret is shown once,
 // when the key is made. A bearer key keeps only a hash of it; an HMAC key
@@ -98,10 +101,11 @@ func (k *APIKey) Allows(perm Permission) bool {
 	return perm == PermCheckoutsRead && slices.Contains(k.Permissions, PermCheckoutsWrite)
 }
 
-// CanReadPayments reports whether the key may read payments and refunds:
-// with checkouts:read (or checkouts:write), or refunds:write.
+// CanReadPayments reports whether the key may read payments, refunds and
+// disputes: with checkouts:read (or checkouts:write), refunds:write or
+// disputes:write.
 func (k *APIKey) CanReadPayments() bool {
-	return k.Allows(PermCheckoutsRead) || k.Allows(PermRefundsWrite)
+	return k.Allows(PermCheckoutsRead) || k.Allows(PermRefundsWrite) || k.Allows(PermDisputesWrite)
 }
 
 // Revoked reports whether the key has been revoked.
@@ -146,7 +150,7 @@ func NewAPIKey(p APIKeyParams, now time.Time) (*APIKey, string, error) {
 	perms := make([]Permission, 0, len(p.Permissions))
 	for _, perm := range p.Permissions {
 		if !slices.Contains(AllPermissions, perm) {
-			v.add("invalid_value", "permissions", "unknown permission "+quote(string(perm))+"; known: checkouts:read, checkouts:write, refunds:write.")
+			v.add("invalid_value", "permissions", "unknown permission "+quote(string(perm))+"; known: checkouts:read, checkouts:write, refunds:write, disputes:write.")
 			continue
 		}
 		if !slices.Contains(perms, perm) {

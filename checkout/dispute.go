@@ -100,6 +100,32 @@ func (e *DisputeEvidence) texts() []struct {
 	}
 }
 
+// ParseDisputeEvidence reads the body of an evidence request: a JSON
+// object of the evidence's texts (each optional, strings), nothing else.
+// SubmitEvidence checks the texts themselves.
+func ParseDisputeEvidence(body []byte) (DisputeEvidence, error) {
+	var e DisputeEvidence
+	obj, dups, err := parseObject(body)
+	if err != nil {
+		return e, err
+	}
+	v := dups
+	texts := e.texts()
+	names := make([]string, len(texts))
+	for i, t := range texts {
+		names[i] = t.name
+	}
+	v.rejectUnknown("", obj, names...)
+	for _, t := range texts {
+		if val, ok := field(obj, t.name); ok {
+			if s, ok := v.wantString(t.name, val); ok {
+				*t.text = s
+			}
+		}
+	}
+	return e, v.err()
+}
+
 // Submitted reports whether any text for the card network is given (the
 // note does not count).
 func (e *DisputeEvidence) Submitted() bool {

@@ -56,13 +56,13 @@ func toKeyJSON(k *checkout.APIKey, secret string) keyJSON {
 }
 
 func keysCreate(ctx context.Context, e env, args []string) error {
-	a := newAdmin(e, "keys create", "keys create --store ID [--name NAME] --mode test|live --type bearer|hmac --permissions checkouts:write[,checkouts:read][,refunds:write] [--secrets-key KEY] [--json]")
+	a := newAdmin(e, "keys create", "keys create --store ID [--name NAME] --mode test|live --type bearer|hmac --permissions checkouts:write[,checkouts:read][,refunds:write][,disputes:write] [--secrets-key KEY] [--json]")
 	var store, name, mode, typ, perms string
 	a.fs.StringVar(&store, "store", "", "the store the key belongs to (required)")
 	a.fs.StringVar(&name, "name", "", "a name to tell the key apart, e.g. \"Shop server\" (optional, at most 100 characters)")
 	a.fs.StringVar(&mode, "mode", "test", "test or live")
 	a.fs.StringVar(&typ, "type", "bearer", "bearer (the secret is sent with each request) or hmac (the secret signs each request; its secret is sealed with the secrets key: --secrets-key, or on SQLite the database's secrets.key)")
-	a.fs.StringVar(&perms, "permissions", "checkouts:write", "comma-separated: checkouts:write (create and retrieve), checkouts:read (retrieve, and read payments and refunds), refunds:write (refund payments; not in checkouts:write)")
+	a.fs.StringVar(&perms, "permissions", "checkouts:write", "comma-separated: checkouts:write (create and retrieve), checkouts:read (retrieve, and read payments and refunds), refunds:write (refund payments), disputes:write (answer disputes); neither is in checkouts:write")
 	a.withSecretsKey()
 	a.check = func([]string) error {
 		if typ != string(checkout.KeyBearer) && typ != string(checkout.KeyHMAC) {

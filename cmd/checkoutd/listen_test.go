@@ -19,6 +19,7 @@ import (
 
 	"github.com/checkoutd/checkoutd/checkout"
 	"github.com/checkoutd/checkoutd/internal/app"
+	"github.com/checkoutd/checkoutd/internal/clock"
 	"github.com/checkoutd/checkoutd/internal/logtest"
 	"github.com/checkoutd/checkoutd/internal/pay"
 	"github.com/checkoutd/checkoutd/internal/store"
@@ -33,13 +34,17 @@ type localService struct {
 	srv   *httptest.Server
 	base  string
 	store *checkout.Merchant
+	// clock is the service's: tests move it to make what is due happen
+	// (then run the payments job: app.Service.ProcessAllDuePayments).
+	clock *clock.Fake
 }
 
 func startService(t *testing.T, db *store.DB) *localService {
 	t.Helper()
 	srv := httptest.NewUnstartedServer(nil)
 	base := "http://" + srv.Listener.Addr().String()
-	a := app.New(app.Config{Store: db, Logger: logtest.Logger(t), BaseURL: base, CheckoutBaseURL: base,
+	clk := clock.NewFake(time.Now())
+	a := app.New(app.Config{Store: db, Logger: logtest.Logger(t), BaseURL: base, CheckoutBaseURL: base, Now: clk.Now,
 		Processors: pay.Registry{Test: pay.Simulators()}})
 	t.Cleanup(a.Close)
 	srv.Config.Handler = a.Handler
@@ -49,7 +54,7 @@ func startService(t *testing.T, db *store.DB) *localService {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &localService{app: a, srv: srv, base: base, store: m}
+	return &localService{app: a, srv: srv, base: base, store: m, clock: clk}
 }
 
 // key makes a bearer key of the store and returns its secret.

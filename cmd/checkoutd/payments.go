@@ -33,7 +33,11 @@ func paymentsGet(ctx context.Context, e env, args []string) error {
 		if err != nil {
 			return err
 		}
-		return a.print(api.NewPaymentJSON(p, rs), func(w io.Writer) { printPayment(w, p, rs) })
+		d, err := svc.DisputeOfPayment(ctx, p.ID)
+		if err != nil {
+			return err
+		}
+		return a.print(api.NewPaymentJSON(p, rs, d), func(w io.Writer) { printPayment(w, p, rs) })
 	})
 }
 

@@ -32,6 +32,9 @@ import (
 type triggerPlan struct {
 	card   string
 	refund bool
+	// answer waits for the dispute to open, then answers it with winning
+	// evidence (the key needs disputes:write).
+	answer bool
 	why    string
 }
 
@@ -43,9 +46,8 @@ var triggerPlans = map[string]triggerPlan{
 	checkout.EventPaymentDisputed:   {card: "4000000000000259"},
 	checkout.EventCheckoutExpired: {why: "a session expires one hour after it is created (SPEC.md) and nothing shortens that; " +
 		"run checkoutd trigger checkout.created and the session's checkout.expired follows within the hour"},
-	checkout.EventPaymentRefunded: {card: "4242424242424242", refund: true},
-	checkout.EventPaymentDisputeClosed: {why: "a dispute closes when the card network decides it, which test mode does not simulate; " +
-		"checkoutd trigger payment.disputed opens one"},
+	checkout.EventPaymentRefunded:      {card: "4242424242424242", refund: true},
+	checkout.EventPaymentDisputeClosed: {card: "4000000000000259", answer: true},
 	checkout.EventWebhookTest: {why: "a webhook.test goes to one endpoint: press Send test event on the endpoint's page in the dashboard, " +
 		"or run checkoutd webhooks send-test ENDPOINT_ID"},
 }
@@ -59,6 +61,8 @@ type triggerResult struct {
 	PaymentID string `json:"payment_id,omitempty"`
 	// RefundID is the refund of it, for payment.refunded.
 	RefundID string `json:"refund_id,omitempty"`
+	// DisputeID is its dispute, answered, for payment.dispute_closed.
+	DisputeID string `json:"dispute_id,omitempty"`
 }
 
 func triggerCmd(ctx context.Context, e env, args []string) error {
@@ -67,7 +71,7 @@ func triggerCmd(ctx context.Context, e env, args []string) error {
 	var asJSON bool
 	fs.StringVar(&baseURL, "base-url", "http://127.0.0.1:8080", "address of the running service's API")
 	fs.StringVar(&store, "store", "", "the store the session is for (required)")
-	fs.StringVar(&secret, "secret", "", "a test-mode key's secret with checkouts:write (and refunds:write for payment.refunded); better given as CHECKOUTD_SECRET, which other users cannot see")
+	fs.StringVar(&secret, "secret", "", "a test-mode key's secret with checkouts:write (and refunds:write for payment.refunded, disputes:write for payment.dispute_closed); better given as CHECKOUTD_SECRET, which other users cannot see")
 	fs.BoolVar(&asJSON, "json", false, "print one JSON object")
 	rest, err := parseFlags(fs, e, args)
 	if err != nil {
@@ -107,6 +111,9 @@ func triggerCmd(ctx context.Context, e env, args []string) error {
 	}
 	if res.RefundID != "" {
 		fmt.Fprintf(e.stdout, "refunded the payment in full through the API: refund %s\n", res.RefundID)
+	}
+	if res.DisputeID != "" {
+		fmt.Fprintf(e.stdout, "answered its dispute %s with winning evidence through the API: test mode's card network decides it a minute later, when the payments job next runs, and it closes won\n", res.DisputeID)
 	}
 	if typ == checkout.EventPaymentDisputed {
 		fmt.Fprintln(e.stdout, "the dispute opens a moment later, when the service's payments job next runs")
@@ -151,6 +158,17 @@ func (t *triggerer) trigger(ctx context.Context, typ string, plan triggerPlan) (
 	if plan.card == "" {
 		return res, nil
 	}
+	if plan.answer {
+		// The key's permission first, so that a key without it fails
+		// now rather than after the wait for the dispute: a dispute that
+		// does not exist answers 404 to a key that may answer disputes,
+		// and 403 to one that may not.
+		err := t.api(ctx, http.MethodPost, "/disputes/dp_"+strings.Repeat("0", 32)+"/evidence", `{"uncategorized_text":"x"}`, nil)
+		var ae *listen.APIError
+		if errors.As(err, &ae) && ae.Code == checkout.EPermissionDenied {
+			return nil, errors.New("the key needs disputes:write as well as checkouts:write to answer the dispute (checkoutd keys create --permissions checkouts:write,disputes:write)")
+		}
+	}
 	if err := t.payByCard(ctx, s.CheckoutURL, plan.card); err != nil {
 		return nil, fmt.Errorf("pay session %s: %w", s.ID, err)
 	}
@@ -160,6 +178,14 @@ func (t *triggerer) trigger(ctx context.Context, typ string, plan triggerPlan) (
 	res.Status = s.Status
 	if s.PaymentID != nil {
 		res.PaymentID = *s.PaymentID
+	}
+	if plan.answer && res.PaymentID != "" {
+		id, err := t.answerDispute(ctx, res.PaymentID)
+		if err != nil {
+			return nil, err
+		}
+		res.DisputeID = id
+		return res, nil
 	}
 	if !plan.refund || res.PaymentID == "" {
 		return res, nil
@@ -175,6 +201,46 @@ func (t *triggerer) trigger(ctx context.Context, typ string, plan triggerPlan) (
 	res.RefundID = r.ID
 	return res, nil
 }
+
+// disputeWait bounds how long trigger waits for a payment's dispute to
+// open: the test card's delay, and a round of the service's payments job.
+const disputeWait = checkout.DisputeDelay + time.Minute
+
+// answerDispute waits for the payment's dispute to open (the service's
+// payments job opens it checkout.DisputeDelay after the payment), then
+// answers it with winning evidence, and returns its id.
+func (t *triggerer) answerDispute(ctx context.Context, paymentID string) (string, error) {
+	ctx, cancel := context.WithTimeout(ctx, disputeWait)
+	defer cancel()
+	for {
+		var p struct {
+			Dispute *struct{ ID string } `json:"dispute"`
+		}
+		if err := t.api(ctx, http.MethodGet, "/payments/"+paymentID, "", &p); err != nil {
+			return "", fmt.Errorf("read payment %s: %w", paymentID, err)
+		}
+		if p.Dispute != nil {
+			err := t.api(ctx, http.MethodPost, "/disputes/"+p.Dispute.ID+"/evidence",
+				`{"uncategorized_text":"checkoutd trigger: winning_evidence","note":"sent by checkoutd trigger"}`, nil)
+			var ae *listen.APIError
+			if errors.As(err, &ae) && ae.Code == checkout.EPermissionDenied {
+				return "", fmt.Errorf("answer dispute %s: the key needs disputes:write as well as checkouts:write (checkoutd keys create --permissions checkouts:write,disputes:write)", p.Dispute.ID)
+			}
+			if err != nil {
+				return "", fmt.Errorf("answer dispute %s: %w", p.Dispute.ID, err)
+			}
+			return p.Dispute.ID, nil
+		}
+		select {
+		case <-ctx.Done():
+			return "", fmt.Errorf("payment %s's dispute did not open within %v: is the service's payments job running?", paymentID, disputeWait)
+		case <-time.After(triggerPoll):
+		}
+	}
+}
+
+// triggerPoll is how often trigger looks whether a dispute opened.
+var triggerPoll = time.Second
 
 // api calls the merchant API at path under the store, and decodes data.
 func (t *triggerer) api(ctx context.Context, method, path, body string, data any) error {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/checkoutd/checkoutd/checkout"
 	"github.com/checkoutd/checkoutd/internal/store"
@@ -69,6 +70,41 @@ func TestTrigger(t *testing.T) {
 			t.Errorf("trigger payment.refunded = %+v, %d payment.refunded events; want the session paid, its payment refunded, one event",
 				res, events(checkout.EventPaymentRefunded, res.PaymentID))
 		}
+		// payment.dispute_closed pays with the dispute card, waits for the
+		// dispute to open (the payments job, the service's clock moved on
+		// here), answers it with winning evidence through the API: the key
+		// needs disputes:write too. A minute on, it closes won.
+		_, answerer, err := svc.app.Service.CreateAPIKey(ctx, checkout.APIKeyParams{MerchantID: m.ID, Mode: checkout.ModeTest, Type: checkout.KeyBearer,
+			Permissions: []checkout.Permission{checkout.PermCheckoutsWrite, checkout.PermDisputesWrite}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		triggerPoll = 10 * time.Millisecond
+		paid := events(checkout.EventPaymentSucceeded, "")
+		done := make(chan string, 1)
+		go func() {
+			out, _, err := cli(t, vars{"CHECKOUTD_SECRET": answerer}, "trigger", "payment.dispute_closed", "--store", m.ID, "--base-url", base, "--json")
+			if err != nil {
+				t.Errorf("trigger payment.dispute_closed = %v", err)
+			}
+			done <- out
+		}()
+		waitFor(t, "the dispute card's payment", guard, func() bool { return events(checkout.EventPaymentSucceeded, "") == paid+1 })
+		svc.clock.Advance(checkout.DisputeDelay)
+		if _, err := svc.app.Service.ProcessAllDuePayments(ctx); err != nil {
+			t.Fatal(err)
+		}
+		var disputed triggerResult
+		decodeOne(t, <-done, &disputed)
+		svc.clock.Advance(checkout.DisputeDecisionDelay)
+		if _, err := svc.app.Service.ProcessAllDuePayments(ctx); err != nil {
+			t.Fatal(err)
+		}
+		d, err := svc.app.Service.DisputeOfPayment(ctx, disputed.PaymentID)
+		if disputed.DisputeID == "" || err != nil || d == nil || d.ID != disputed.DisputeID || d.Status != checkout.DisputeWon ||
+			events(checkout.EventPaymentDisputeClosed, disputed.PaymentID) != 1 {
+			t.Errorf("trigger payment.dispute_closed = %+v; dispute %+v, %v; want it answered, then won with one payment.dispute_closed", disputed, d, err)
+		}
 		out := mustCLI(t, env, "trigger", "checkout.completed", "--store", m.ID, "--base-url", base)
 		if !strings.Contains(out, "paid it on the payment page with the test card 4242424242424242: the session is complete") {
 			t.Errorf("trigger's text: %s", out)
@@ -82,6 +118,7 @@ func TestTrigger(t *testing.T) {
 			want  string
 		}{
 			{[]string{"checkout.expired", "--store", m.ID}, env, false, "expires one hour after"},
+			{[]string{"payment.dispute_closed", "--store", m.ID, "--base-url", base}, env, false, "needs disputes:write as well"},
 			{[]string{"payment.refunded", "--store", m.ID, "--base-url", base}, env, false, "needs refunds:write as well"},
 			{[]string{"webhook.test", "--store", m.ID}, env, false, "send-test"},
 			{[]string{"checkout.paid", "--store", m.ID}, env, true, "unknown event type"},

@@ -10,18 +10,23 @@ import (
 )
 
 // PaymentJSON is a payment as the API returns it: as events carry it, with
-// what refunds under way hold and its refunds, oldest first.
+// what refunds under way hold, its refunds, oldest first, and its dispute.
 type PaymentJSON struct {
 	*checkout.PaymentJSON
 	AmountRefunding int64                  `json:"amount_refunding"`
 	Refunds         []*checkout.RefundJSON `json:"refunds"`
+	Dispute         *checkout.DisputeJSON  `json:"dispute"`
 }
 
-// NewPaymentJSON returns p with its refunds as the API shows them.
-func NewPaymentJSON(p *checkout.Payment, rs []*checkout.Refund) *PaymentJSON {
+// NewPaymentJSON returns p with its refunds and dispute (nil when none) as
+// the API shows them.
+func NewPaymentJSON(p *checkout.Payment, rs []*checkout.Refund, d *checkout.Dispute) *PaymentJSON {
 	j := &PaymentJSON{PaymentJSON: p.View(), AmountRefunding: p.AmountRefunding, Refunds: make([]*checkout.RefundJSON, len(rs))}
 	for i, r := range rs {
 		j.Refunds[i] = r.View()
+	}
+	if d != nil {
+		j.Dispute = d.View()
 	}
 	return j
 }
@@ -96,7 +101,65 @@ func HandleGetPayment(svc *service.Service) http.Handler {
 			web.WriteError(w, r, err)
 			return
 		}
-		web.WriteData(w, http.StatusOK, NewPaymentJSON(p, rs))
+		d, err := svc.DisputeOfPayment(r.Context(), p.ID)
+		if err != nil {
+			web.WriteError(w, r, err)
+			return
+		}
+		web.WriteData(w, http.StatusOK, NewPaymentJSON(p, rs, d))
+	})
+}
+
+// HandleGetDispute serves GET /v1/stores/{storeId}/disputes/{disputeId},
+// for a key that may read payments.
+func HandleGetDispute(svc *service.Service) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		key := KeyFrom(r.Context())
+		storeID, err := scopedParams(r, key, "", "disputeId", checkout.PrefixDispute)
+		if err != nil {
+			web.WriteError(w, r, err)
+			return
+		}
+		d, err := svc.DisputeIn(r.Context(), checkout.Scope{MerchantID: storeID, Mode: key.Mode}, r.PathValue("disputeId"))
+		if err != nil {
+			web.WriteError(w, r, err)
+			return
+		}
+		web.WriteData(w, http.StatusOK, d.View())
+	})
+}
+
+// HandleDisputeEvidence serves POST
+// /v1/stores/{storeId}/disputes/{disputeId}/evidence: disputes:write, the
+// evidence as a JSON object of its texts. It answers 200 with the dispute,
+// under review.
+func HandleDisputeEvidence(svc *service.Service) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		key := KeyFrom(r.Context())
+		storeID, err := scopedParams(r, key, checkout.PermDisputesWrite, "disputeId", checkout.PrefixDispute)
+		if err != nil {
+			web.WriteError(w, r, err)
+			return
+		}
+		body, err := readBody(w, r)
+		if err != nil {
+			web.WriteError(w, r, err)
+			return
+		}
+		e, err := checkout.ParseDisputeEvidence(body)
+		if err != nil {
+			web.WriteError(w, r, err)
+			return
+		}
+		d, err := svc.SubmitDisputeEvidence(r.Context(), service.DisputeEvidenceRequest{
+			Scope: checkout.Scope{MerchantID: storeID, Mode: key.Mode}, DisputeID: r.PathValue("disputeId"), Evidence: e,
+			By: checkout.Actor{Kind: checkout.ActorAPIKey, ID: key.ID},
+		})
+		if err != nil {
+			web.WriteError(w, r, err)
+			return
+		}
+		web.WriteData(w, http.StatusOK, d.View())
 	})
 }
 

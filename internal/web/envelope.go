@@ -30,6 +30,8 @@ var statusOf = map[string]int{
 	checkout.ERefundNotFound:         http.StatusNotFound,
 	checkout.EPaymentNotRefundable:   http.StatusConflict,
 	checkout.ERefundTooLarge:         http.StatusConflict,
+	checkout.EDisputeNotFound:        http.StatusNotFound,
+	checkout.EDisputeClosed:          http.StatusConflict,
 	checkout.EPayloadTooLarge:        http.StatusRequestEntityTooLarge,
 	checkout.EUnsupportedMediaType:   http.StatusUnsupportedMediaType,
 	checkout.ERateLimited:            http.StatusTooManyRequests,
