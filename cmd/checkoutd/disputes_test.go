@@ -88,3 +88,41 @@ func TestDisputesAnswer(t *testing.T) {
 		}
 	})
 }
+
+// checkoutd stores dispute-fee sets a store's dispute fee, or the default
+// again; a dispute opened after it is charged the fee; bad values are
+// usage errors.
+func TestStoresDisputeFee(t *testing.T) {
+	eachDatabase(t, func(t *testing.T, db database) {
+		s := createStore(t, vars{}, db.flags, "--name", "Acme", "--currency", "JPY")
+		var out struct {
+			Fee        *int64 `json:"dispute_fee"`
+			InCurrency int64  `json:"dispute_fee_in_store_currency"`
+		}
+		decodeOne(t, mustCLI(t, vars{}, append([]string{"stores", "dispute-fee", "--store", s.ID, "--fee", "default", "--json"}, db.flags...)...), &out)
+		if out.Fee != nil || out.InCurrency != 15 {
+			t.Errorf("the default for a JPY store = %+v; want 15", out)
+		}
+		decodeOne(t, mustCLI(t, vars{}, append([]string{"stores", "dispute-fee", "--store", s.ID, "--fee", "2000", "--json"}, db.flags...)...), &out)
+		if out.Fee == nil || *out.Fee != 2000 || out.InCurrency != 2000 {
+			t.Errorf("a fee of 2000 = %+v", out)
+		}
+		m, err := db.open(t).MerchantGet(context.Background(), s.ID)
+		if err != nil || m.Pricing.DisputeFee != 2000 || m.Pricing.CardBasisPoints != checkout.DefaultPricing.CardBasisPoints {
+			t.Errorf("the store's pricing = %+v, %v; want the fee set, the rest kept", m.Pricing, err)
+		}
+		for _, tt := range []struct {
+			fee   string
+			usage bool
+			want  string
+		}{
+			{"-5", true, "--fee"}, {"ten", true, "--fee"}, {"100001", false, "dispute fee must be 0 to 100000"},
+		} {
+			_, _, err := cli(t, vars{}, append([]string{"stores", "dispute-fee", "--store", s.ID, "--fee", tt.fee}, db.flags...)...)
+			_, usage := err.(usageError)
+			if err == nil || usage != tt.usage || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("--fee %s = %v (usage %v); want an error saying %q", tt.fee, err, usage, tt.want)
+			}
+		}
+	})
+}

@@ -6,6 +6,7 @@ import (
 	"io"
 	"maps"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/checkoutd/checkoutd/checkout"
@@ -14,9 +15,53 @@ import (
 
 func storesCmd(ctx context.Context, e env, args []string) error {
 	return subcommand(ctx, e, "stores", args, map[string]func(context.Context, env, []string) error{
-		"create": storesCreate,
-		"list":   storesList,
-		"crypto": storesCrypto,
+		"create":      storesCreate,
+		"list":        storesList,
+		"crypto":      storesCrypto,
+		"dispute-fee": storesDisputeFee,
+	})
+}
+
+// storesDisputeFee sets what a dispute costs a store (docs/payments.md,
+// Disputes).
+func storesDisputeFee(ctx context.Context, e env, args []string) error {
+	a := newAdmin(e, "stores dispute-fee", "stores dispute-fee --store ID --fee N|default [--json]")
+	var store, fee string
+	a.fs.StringVar(&store, "store", "", "the store (required)")
+	a.fs.StringVar(&fee, "fee", "", "the dispute fee, in minor units of the disputed payment's currency (1500 for 15.00 USD), or default: 15 whole units of the currency (required)")
+	var n int64
+	a.check = func([]string) error {
+		if fee == "default" {
+			n = -1
+			return nil
+		}
+		v, err := strconv.ParseInt(fee, 10, 64)
+		if err != nil || v < 0 {
+			return usageError{"--fee must be a number of minor units (0 to 100000) or default"}
+		}
+		n = v
+		return nil
+	}
+	return a.run(ctx, args, func(svc *service.Service, _ []string) error {
+		m, err := svc.SetDisputeFee(ctx, store, n)
+		if err != nil {
+			return err
+		}
+		out := struct {
+			StoreID    string `json:"store_id"`
+			DisputeFee *int64 `json:"dispute_fee"`
+			InCurrency int64  `json:"dispute_fee_in_store_currency"`
+		}{StoreID: m.ID, InCurrency: m.Pricing.DisputeFeeFor(m.Currency)}
+		if m.Pricing.DisputeFee >= 0 {
+			out.DisputeFee = &m.Pricing.DisputeFee
+		}
+		return a.print(out, func(w io.Writer) {
+			fmt.Fprintf(w, "store:\t%s\ndispute fee:\t%s in the store's currency", m.ID, checkout.FormatAmount(out.InCurrency, m.Currency))
+			if out.DisputeFee == nil {
+				fmt.Fprint(w, " (the default: 15 whole units of the disputed payment's currency)")
+			}
+			fmt.Fprintln(w)
+		})
 	})
 }
 

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"time"
 
 	"github.com/checkoutd/checkoutd/checkout"
 )
@@ -181,6 +180,27 @@ func (s *Service) decideDispute(ctx context.Context, id string) (bool, error) {
 	return closed, err
 }
 
-// disputeDeadline is how long before a dispute's deadline the dashboard
-// calls it urgent.
-const disputeDeadline = 48 * time.Hour
+// SetDisputeFee sets a store's dispute fee, in minor units of the disputed
+// payment's currency; a negative fee sets the default (15 whole units of
+// the currency, checkout.Pricing.DisputeFeeFor). Like the rest of the
+// store's pricing it is the operator's: the CLI sets it. Disputes already
+// open keep the fee they opened with.
+func (s *Service) SetDisputeFee(ctx context.Context, storeID string, fee int64) (*checkout.Merchant, error) {
+	if fee < 0 {
+		fee = -1
+	}
+	var out *checkout.Merchant
+	err := s.store.InTx(ctx, func(tx checkout.Tx) error {
+		m, err := s.store.MerchantGet(ctx, storeID)
+		if err != nil {
+			return err
+		}
+		m.Pricing.DisputeFee = fee
+		if err := m.Pricing.Validate(); err != nil {
+			return err
+		}
+		out = m
+		return tx.MerchantUpdate(ctx, m)
+	})
+	return out, err
+}
