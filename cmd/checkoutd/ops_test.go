@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/base64"
+	"encoding/hex"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -9,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/checkoutd/checkoutd/internal/seal"
 )
 
 // subcommandsOf lists a command group's subcommands, as its usage error
@@ -67,8 +70,18 @@ func TestEveryAdminCommandPrintsOneJSONObject(t *testing.T) {
 		one("webhooks", "delete", ids.endpoint)
 		oneIn(testPassword+"\n", "accounts", "create", "--email", "ann@example.com", "--password-stdin")
 		one("members", "add", "--store", ids.store, "--email", "ann@example.com")
+		one("stores", "dispute-fee", "--store", ids.store, "--fee", "2000")
+		paid := paidPayment(t, db, "4242424242424242")
+		one("payments", "get", paid)
+		one("payments", "refund", paid, "--amount", "100")
+		_, disputed := disputedPayment(t, db, "4000000000000259")
+		one("disputes", "list", "--store", ids.store)
+		one("disputes", "get", disputed)
+		one("disputes", "answer", disputed, "--text", "winning_evidence")
+		_, newKey := seal.Generate()
+		one("secrets", "rotate", "--secrets-key", hex.EncodeToString(hmacSecretsKey), "--new-secrets-key", newKey)
 
-		for _, group := range []string{"stores", "keys", "webhooks", "accounts", "members", "stores crypto"} {
+		for _, group := range []string{"stores", "keys", "webhooks", "accounts", "members", "stores crypto", "payments", "disputes", "secrets"} {
 			for _, sub := range subcommandsOf(t, group) {
 				if sub == "crypto" && group == "stores" {
 					continue // a group of its own, covered below

@@ -360,7 +360,7 @@ func TestUsage(t *testing.T) {
 		{nil, "no command"},
 		{[]string{"bogus"}, `unknown command "bogus"`},
 		{[]string{"--data-dir", dir}, "unknown command"},
-		{[]string{"stores"}, "needs a subcommand: create crypto list"},
+		{[]string{"stores"}, "needs a subcommand: create crypto dispute-fee list"},
 		{[]string{"stores", "bogus"}, `no subcommand "bogus"`},
 		{[]string{"keys"}, "needs a subcommand: create list revoke"},
 		{[]string{"keys", "frob"}, `no subcommand "frob"`},
