@@ -44,6 +44,14 @@ const (
 	// payment (param amount).
 	ERefundTooLarge = "refund_amount_too_large"
 
+	// Codes of disputes, which the dashboard and the CLI show.
+	//
+	// EDisputeNotFound: no dispute of the store and mode has this id.
+	EDisputeNotFound = "dispute_not_found"
+	// EDisputeClosed: the dispute takes no evidence now (closed, under
+	// review already, or past its deadline); the message says which.
+	EDisputeClosed = "dispute_not_open"
+
 	// Codes of the dashboard's operations (accounts and members), which the
 	// CLI and the dashboard's pages show; none is an answer of the /v1 API.
 	//

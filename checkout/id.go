@@ -18,6 +18,7 @@ const (
 	PrefixAPIKey   = "key_"
 	PrefixRequest  = "req_"
 	PrefixRefund   = "re_"
+	PrefixDispute  = "dp_"
 )
 
 // NewID returns prefix followed by the hex of n random bytes.
@@ -55,6 +56,9 @@ func NewPaymentID() string { return NewID(PrefixPayment, 16) }
 
 // NewRefundID returns a new refund id: re_ and 32 hex characters.
 func NewRefundID() string { return NewID(PrefixRefund, 16) }
+
+// NewDisputeID returns a new dispute id: dp_ and 32 hex characters.
+func NewDisputeID() string { return NewID(PrefixDispute, 16) }
 
 // NewRequestID returns a new request id: req_ and 32 hex characters, in
 // the order they are made (NewOrderedID).

@@ -181,6 +181,12 @@ type Payment struct {
 	// AmountRefunding is what refunds under way hold of the payment: it
 	// may not be refunded again unless they fail.
 	AmountRefunding int64
+	// AmountDisputed and DisputeFee are what a dispute holds from the
+	// merchant while it is open, and takes when it is lost: what was
+	// left of the payment, and the card network's fee. Both come back
+	// when it is won.
+	AmountDisputed int64
+	DisputeFee     int64
 	// Fee is what the service keeps, from the store's pricing; set when the
 	// payment succeeds, 0 before and for failed payments.
 	Fee      int64
@@ -206,8 +212,10 @@ type Payment struct {
 	// nothing is scheduled.
 	DueAt *time.Time
 	// DisputeOnSuccess opens a dispute a moment after the payment succeeds
-	// (the test card 4000 0000 0000 0259).
+	// (the dispute test cards), as DisputePlan says (DefaultDisputePlan
+	// when nil).
 	DisputeOnSuccess bool
+	DisputePlan      *DisputePlan
 
 	CreatedAt   time.Time
 	UpdatedAt   time.Time
@@ -339,13 +347,14 @@ type SkinItem struct {
 	Value int64  `json:"value"`
 }
 
-// Net is what the merchant receives: amount less fee and refunds, for a
-// captured payment; 0 for one that collected nothing (yet).
+// Net is what the merchant receives: amount less fee, refunds and what a
+// dispute holds or took (its amount and fee), for a captured payment; 0
+// for one that collected nothing (yet).
 func (p *Payment) Net() int64 {
 	if !p.Status.Captured() {
 		return 0
 	}
-	return p.Amount - p.Fee - p.AmountRefunded
+	return p.Amount - p.Fee - p.AmountRefunded - p.AmountDisputed - p.DisputeFee
 }
 
 // NewPayment returns a processing payment of session s by method, created
@@ -398,17 +407,6 @@ func (p *Payment) Fail(code string, now time.Time) error {
 	return nil
 }
 
-// OpenDispute moves a captured payment that is not yet disputed to disputed.
-func (p *Payment) OpenDispute(now time.Time) error {
-	if p.Status != PaymentSucceeded && p.Status != PaymentPartiallyRefunded {
-		return Errorf(EConflict, "payment %s cannot be disputed: it is %s", p.ID, p.Status)
-	}
-	p.Status = PaymentDisputed
-	p.DueAt = nil
-	p.UpdatedAt = now
-	return nil
-}
-
 // Pricing is what the service charges a store per payment method: a
 // percentage in basis points (1/100 of a percent) plus a fixed amount in
 // minor units.
@@ -419,6 +417,10 @@ type Pricing struct {
 	CryptoFixed       int64 `json:"crypto_fixed"`
 	SkinsBasisPoints  int64 `json:"skins_bps"`
 	SkinsFixed        int64 `json:"skins_fixed"`
+	// DisputeFee is what a dispute costs, in minor units of the disputed
+	// payment's currency, returned when the dispute is won; negative for
+	// the default, 15 whole units of the currency (DisputeFeeFor).
+	DisputeFee int64 `json:"dispute_fee"`
 }
 
 // DefaultPricing is DESIGN.md's: card 2.9% + 30, crypto 1%, skins 5%.
@@ -426,6 +428,7 @@ var DefaultPricing = Pricing{
 	CardBasisPoints: 290, CardFixed: 30,
 	CryptoBasisPoints: 100,
 	SkinsBasisPoints:  500,
+	DisputeFee:        -1,
 }
 
 // Fee returns the fee of a payment of amount by method: the percentage
@@ -463,6 +466,9 @@ func (p Pricing) Validate() error {
 		if f.fixed < 0 || f.fixed > 100000 {
 			return Errorf(EValidationFailed, "The %s fixed fee must be 0 to 100000 minor units.", f.name)
 		}
+	}
+	if p.DisputeFee < -1 || p.DisputeFee > 100000 {
+		return Errorf(EValidationFailed, "The dispute fee must be 0 to 100000 minor units (or the default).")
 	}
 	return nil
 }

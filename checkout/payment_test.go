@@ -116,7 +116,10 @@ func TestPaymentTransitions(t *testing.T) {
 			[]checkout.PaymentStatus{checkout.PaymentProcessing}, checkout.PaymentSucceeded},
 		{"fail", func(p *checkout.Payment) error { return p.Fail(checkout.FailCardDeclined, t0.Add(time.Second)) },
 			[]checkout.PaymentStatus{checkout.PaymentProcessing}, checkout.PaymentFailed},
-		{"open a dispute", func(p *checkout.Payment) error { return p.OpenDispute(t0.Add(time.Second)) },
+		{"open a dispute", func(p *checkout.Payment) error {
+			_, err := p.OpenDispute(checkout.DefaultDisputePlan, 1500, t0.Add(time.Second))
+			return err
+		},
 			[]checkout.PaymentStatus{checkout.PaymentSucceeded, checkout.PaymentPartiallyRefunded}, checkout.PaymentDisputed},
 	}
 	for _, op := range ops {

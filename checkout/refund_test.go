@@ -116,7 +116,7 @@ func TestRefundByStatus(t *testing.T) {
 		{"processing", func() *checkout.Payment { return newPayment(checkout.MethodCard, checkout.PaymentProcessing) }, false},
 		{"disputed", func() *checkout.Payment {
 			p := succeededPayment(t, checkout.MethodCard)
-			p.OpenDispute(t0)
+			p.OpenDispute(checkout.DefaultDisputePlan, 1500, t0)
 			return p
 		}, false},
 		{"dispute lost", func() *checkout.Payment { return newPayment(checkout.MethodCard, checkout.PaymentDisputeLost) }, false},
@@ -145,7 +145,7 @@ func TestRefundByStatus(t *testing.T) {
 	}
 	// A disputed payment says why it cannot be refunded.
 	p := succeededPayment(t, checkout.MethodCard)
-	p.OpenDispute(t0)
+	p.OpenDispute(checkout.DefaultDisputePlan, 1500, t0)
 	if _, err := checkout.NewRefund(p, checkout.RefundParams{}, merchantActor, t0); err == nil || !strings.Contains(err.Error(), "disputed") {
 		t.Errorf("a refund of a disputed payment = %v; want it to say the payment is disputed", err)
 	}

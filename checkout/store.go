@@ -72,6 +72,17 @@ type Store interface {
 	// first by (CreatedAt, ID), with p's filters: the dashboard's Payments.
 	PaymentList(ctx context.Context, p PaymentListParams) ([]*Payment, error)
 
+	// DisputeGet and DisputeGetByPayment fail with not_found when there is
+	// no such dispute.
+	DisputeGet(ctx context.Context, id string) (*Dispute, error)
+	DisputeGetByPayment(ctx context.Context, paymentID string) (*Dispute, error)
+	// DisputeListDue returns at most limit disputes whose DueAt is at or
+	// before now, the longest due first.
+	DisputeListDue(ctx context.Context, now time.Time, limit int) ([]*Dispute, error)
+	// DisputeListOpen returns at most limit of a store's open disputes of
+	// one mode, the nearest deadline first.
+	DisputeListOpen(ctx context.Context, merchantID string, mode Mode, limit int) ([]*Dispute, error)
+
 	// RefundGet fails with not_found when there is no such refund.
 	RefundGet(ctx context.Context, id string) (*Refund, error)
 	// RefundListByPayment returns a payment's refunds, oldest first.
@@ -238,6 +249,14 @@ type Tx interface {
 	PaymentGetByTxHash(ctx context.Context, sessionID, txHash string) (*Payment, error)
 	// PaymentCountFailed counts a session's failed payments of a method.
 	PaymentCountFailed(ctx context.Context, sessionID string, method PaymentMethod) (int, error)
+	// DisputeInsert stores a new dispute (conflict for a second one of a
+	// payment); DisputeUpdate writes its status, evidence, closing and due
+	// time (not_found when there is no such dispute).
+	DisputeInsert(ctx context.Context, d *Dispute) error
+	DisputeUpdate(ctx context.Context, d *Dispute) error
+	// DisputeGetForUpdate reads and locks a dispute; not_found when there is
+	// none.
+	DisputeGetForUpdate(ctx context.Context, id string) (*Dispute, error)
 	// RefundInsert stores a new refund; RefundUpdate writes its status,
 	// failure and due time (not_found when there is no such refund).
 	RefundInsert(ctx context.Context, r *Refund) error

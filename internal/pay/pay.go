@@ -107,8 +107,10 @@ type CardResult struct {
 	Brand       string // visa, mastercard, ...
 	Country     string // ISO 3166-1 alpha-2 of the issuer, "" when unknown
 	// Dispute is the simulator's: a dispute opens a moment after this
-	// charge (the test card 4000 0000 0000 0259).
-	Dispute bool
+	// charge (the dispute test cards), as DisputePlan says
+	// (checkout.DefaultDisputePlan when nil).
+	Dispute     bool
+	DisputePlan *checkout.DisputePlan
 }
 
 // RefundRequest asks a processor to give back part or all of a payment:

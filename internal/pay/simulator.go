@@ -31,6 +31,8 @@ var testCardOutcomes = map[string]CardResult{
 	"4000000000000127": {FailureCode: checkout.FailIncorrectCVC},
 	"4000000000000119": {FailureCode: checkout.FailProcessingError},
 	"4000000000000259": {Approved: true, Dispute: true},
+	"4000000000002685": {Approved: true, Dispute: true, DisputePlan: &checkout.DisputePlan{Reason: checkout.DisputeProductNotReceived, Status: checkout.DisputeNeedsResponse}},
+	"4000000000001976": {Approved: true, Dispute: true, DisputePlan: &checkout.DisputePlan{Reason: checkout.DisputeGeneral, Status: checkout.DisputeUnderReview}},
 	"4000000000005126": {Approved: true}, // its refunds fail (TestRefundFailsLast4)
 }
 

@@ -68,7 +68,7 @@ func (s *Service) cardAnswer(ctx context.Context, res pay.CardResult) answer {
 			}
 			return s.failPayment(ctx, tx, m, sess, p, code)
 		}
-		p.DisputeOnSuccess = res.Dispute
+		p.DisputeOnSuccess, p.DisputePlan = res.Dispute, res.DisputePlan
 		return s.succeedPayment(ctx, tx, m, sess, p)
 	}}
 }

@@ -43,14 +43,7 @@ func (s *Service) processDue(ctx context.Context, p *checkout.Payment) (bool, er
 	switch {
 	case p.Status.Captured() && p.DisputeOnSuccess:
 		act = func(tx *txn, m *checkout.Merchant, sess *checkout.Session, p *checkout.Payment) error {
-			if err := p.OpenDispute(s.now()); err != nil {
-				return err
-			}
-			p.DisputeOnSuccess = false
-			if err := tx.PaymentUpdate(ctx, p); err != nil {
-				return err
-			}
-			return s.emitPayment(ctx, tx, checkout.EventPaymentDisputed, p)
+			return s.openDispute(ctx, tx, m, p)
 		}
 	case p.Status != checkout.PaymentProcessing:
 		act = func(tx *txn, m *checkout.Merchant, sess *checkout.Session, p *checkout.Payment) error {
@@ -228,13 +221,13 @@ const DroppedWindow = time.Hour
 // holding its session, until the processor answers.
 const ProcessorRetry = time.Minute
 
-// ProcessAllDuePayments runs ProcessDuePayments, then ProcessDueRefunds,
-// each until nothing due is left (or a round of it fails: a payment that
+// ProcessAllDuePayments runs ProcessDuePayments, ProcessDueRefunds and
+// ProcessDueDisputes, each until nothing due is left (or a round of it fails: a payment that
 // fails does not hold the refunds back).
 func (s *Service) ProcessAllDuePayments(ctx context.Context) (int, error) {
 	total := 0
 	var errs []error
-	for _, process := range []func(context.Context, int) (int, error){s.ProcessDuePayments, s.ProcessDueRefunds} {
+	for _, process := range []func(context.Context, int) (int, error){s.ProcessDuePayments, s.ProcessDueRefunds, s.ProcessDueDisputes} {
 		for {
 			n, err := process(ctx, expireBatch)
 			total += n

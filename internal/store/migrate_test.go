@@ -51,7 +51,7 @@ func execRaw(t *testing.T, driver, dsn string, queries []string) {
 
 // undos take each migration back, by version, for the tests that migrate
 // a database made by an older build.
-var undos = map[int][]string{10: undo0010, 11: undo0011, 12: undo0012, 13: undo0013, 14: undo0014, 15: undo0015, 16: undo0016, 17: undo0017, 18: undo0018, 19: undo0019, 20: undo0020, 21: undo0021}
+var undos = map[int][]string{10: undo0010, 11: undo0011, 12: undo0012, 13: undo0013, 14: undo0014, 15: undo0015, 16: undo0016, 17: undo0017, 18: undo0018, 19: undo0019, 20: undo0020, 21: undo0021, 22: undo0022}
 
 // undoFrom returns the statements that take a database back to before
 // migration version: the undos from the newest migration down to version's.
@@ -62,6 +62,10 @@ func undoFrom(version int) []string {
 	}
 	return qs
 }
+
+// undo0022 undoes migration 0022 (disputes) on either database; undo0021
+// follows it.
+var undo0022 = []string{`DROP TABLE disputes`, `ALTER TABLE payments DROP COLUMN dispute_fee`, `ALTER TABLE payments DROP COLUMN amount_disputed`}
 
 // undo0021 undoes migration 0021 (refunds) on either database; undo0020
 // follows it.
@@ -502,6 +506,82 @@ func TestMigrateRefusesAGap(t *testing.T) {
 			var n int
 			if err := raw.QueryRowContext(ctx, `SELECT COUNT(*) FROM schema_migrations WHERE version = 3`).Scan(&n); err != nil || n != 0 {
 				t.Errorf("migration 3 recorded %d times, %v; want it left unapplied", n, err)
+			}
+		})
+	}
+}
+
+// TestMigrateDisputes upgrades a database of version 21 holding a payment
+// disputed before disputes were kept, with part of it refunded, and an
+// undisputed one: the disputed one gets its dispute (open, answerable for
+// 7 days from when it was disputed, without a fee) and holds what is left
+// of it; the other gets none.
+func TestMigrateDisputes(t *testing.T) {
+	ctx := context.Background()
+	for _, name := range storetest.Databases {
+		t.Run(name, func(t *testing.T) {
+			open, driver, dsn := freshDatabase(t, name)
+			db, err := open()
+			if err != nil {
+				t.Fatal(err)
+			}
+			at := time.UnixMilli(1_790_000_000_123)
+			m := &checkout.Merchant{ID: checkout.NewStoreID(), Name: "Acme", Currency: "USD", CreatedAt: at.Truncate(time.Second)}
+			var disputedID, plainID string
+			err = db.InTx(ctx, func(tx checkout.Tx) error {
+				if err := tx.MerchantInsert(ctx, m); err != nil {
+					return err
+				}
+				for i := range 2 {
+					s := &checkout.Session{ID: checkout.NewSessionID(), MerchantID: m.ID, Mode: checkout.ModeTest, Status: checkout.StatusOpen,
+						Title: "Order", Currency: "USD", Amount: 1500, TotalAmount: 1500, Items: []checkout.Item{{Name: "Sword", Amount: 1500, Quantity: 1}},
+						Metadata: map[string]string{}, CreatedAt: at, ExpiresAt: at.Add(time.Hour)}
+					if err := tx.SessionInsert(ctx, s); err != nil {
+						return err
+					}
+					p := checkout.NewPayment(s, checkout.MethodCard, at)
+					if err := p.Succeed(checkout.DefaultPricing, at); err != nil {
+						return err
+					}
+					if i == 0 {
+						p.Status, p.AmountRefunded, disputedID = checkout.PaymentDisputed, 500, p.ID
+					} else {
+						plainID = p.ID
+					}
+					if err := tx.PaymentInsert(ctx, p); err != nil {
+						return err
+					}
+				}
+				return nil
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			db.Close()
+			execRaw(t, driver, dsn, append(undoFrom(22), `DELETE FROM schema_migrations WHERE version >= 22`))
+
+			db, err = open()
+			if err != nil {
+				t.Fatalf("upgrade to 22: %v", err)
+			}
+			defer db.Close()
+			d, err := db.DisputeGetByPayment(ctx, disputedID)
+			if err != nil {
+				t.Fatalf("the disputed payment's dispute after the upgrade: %v", err)
+			}
+			due := time.UnixMilli(at.UnixMilli()).Add(checkout.DisputeEvidenceWindow)
+			if !strings.HasPrefix(d.ID, "dp_") || len(d.ID) != 35 || d.Status != checkout.DisputeNeedsResponse || d.Amount != 1000 || d.Fee != 0 ||
+				d.Reason != checkout.DisputeFraudulent || !d.EvidenceDueBy.Equal(due.Truncate(time.Second)) || d.DueAt == nil || !d.DueAt.Equal(due) {
+				t.Errorf("the dispute made by the upgrade = %+v", d)
+			}
+			if p, err := db.PaymentGet(ctx, disputedID); err != nil || p.AmountDisputed != 1000 || p.DisputeFee != 0 {
+				t.Errorf("the disputed payment after the upgrade = %+v, %v; want 1000 held", p, err)
+			}
+			if _, err := db.DisputeGetByPayment(ctx, plainID); !checkout.IsCode(err, checkout.ENotFound) {
+				t.Errorf("the undisputed payment's dispute = %v; want none", err)
+			}
+			if p, _ := db.PaymentGet(ctx, plainID); p.AmountDisputed != 0 {
+				t.Errorf("the undisputed payment holds %d; want 0", p.AmountDisputed)
 			}
 		})
 	}

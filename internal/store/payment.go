@@ -14,12 +14,13 @@ import (
 
 const paymentColumns = `id, session_id, store_id, mode, method, status, captured, amount, amount_refunded, fee, currency,
 	card_brand, card_last4, buyer_country, customer_name, receipt_email, failure_code, failure_message, details, dispute_on_success,
-	due_at_ms, created_at_ms, updated_at_ms, succeeded_at, tx_hash, amount_refunding`
+	due_at_ms, created_at_ms, updated_at_ms, succeeded_at, tx_hash, amount_refunding, amount_disputed, dispute_fee`
 
 // paymentDetails is the JSON of the details column.
 type paymentDetails struct {
-	Crypto *checkout.CryptoDetails `json:"crypto,omitempty"`
-	Skins  *checkout.SkinsDetails  `json:"skins,omitempty"`
+	Crypto  *checkout.CryptoDetails `json:"crypto,omitempty"`
+	Skins   *checkout.SkinsDetails  `json:"skins,omitempty"`
+	Dispute *checkout.DisputePlan   `json:"dispute_plan,omitempty"`
 }
 
 func scanPayment(row scanner) (*checkout.Payment, error) {
@@ -31,7 +32,7 @@ func scanPayment(row scanner) (*checkout.Payment, error) {
 	var txHash sql.NullString // the same as details' crypto.tx_hash
 	err := row.Scan(&p.ID, &p.SessionID, &p.MerchantID, &p.Mode, &p.Method, &p.Status, &captured, &p.Amount, &p.AmountRefunded, &p.Fee, &p.Currency,
 		&p.CardBrand, &p.CardLast4, &p.BuyerCountry, &p.CustomerName, &p.ReceiptEmail, &p.FailureCode, &p.FailureMessage, &details, &dispute,
-		&due, &created, &updated, &succeeded, &txHash, &p.AmountRefunding)
+		&due, &created, &updated, &succeeded, &txHash, &p.AmountRefunding, &p.AmountDisputed, &p.DisputeFee)
 	if err != nil {
 		return nil, err
 	}
@@ -39,7 +40,7 @@ func scanPayment(row scanner) (*checkout.Payment, error) {
 	if err := json.Unmarshal([]byte(details), &d); err != nil {
 		return nil, fmt.Errorf("payment %s: details: %w", p.ID, err)
 	}
-	p.Crypto, p.Skins = d.Crypto, d.Skins
+	p.Crypto, p.Skins, p.DisputePlan = d.Crypto, d.Skins, d.Dispute
 	p.DisputeOnSuccess = dispute != 0
 	p.DueAt = msPtr(due)
 	p.CreatedAt = time.UnixMilli(created)
@@ -52,7 +53,7 @@ func scanPayment(row scanner) (*checkout.Payment, error) {
 }
 
 func paymentArgs(p *checkout.Payment) ([]any, error) {
-	details, err := json.Marshal(paymentDetails{Crypto: p.Crypto, Skins: p.Skins})
+	details, err := json.Marshal(paymentDetails{Crypto: p.Crypto, Skins: p.Skins, Dispute: p.DisputePlan})
 	if err != nil {
 		return nil, err
 	}
@@ -63,7 +64,7 @@ func paymentArgs(p *checkout.Payment) ([]any, error) {
 	return []any{p.ID, p.SessionID, p.MerchantID, string(p.Mode), string(p.Method), string(p.Status), boolInt(p.Status.Captured()),
 		p.Amount, p.AmountRefunded, p.Fee, p.Currency,
 		p.CardBrand, p.CardLast4, p.BuyerCountry, p.CustomerName, p.ReceiptEmail, p.FailureCode, p.FailureMessage, string(details), boolInt(p.DisputeOnSuccess),
-		unixMilliPtr(p.DueAt), p.CreatedAt.UnixMilli(), p.UpdatedAt.UnixMilli(), unixPtr(p.SucceededAt), txHash, p.AmountRefunding, boolInt(p.RefundDue())}, nil
+		unixMilliPtr(p.DueAt), p.CreatedAt.UnixMilli(), p.UpdatedAt.UnixMilli(), unixPtr(p.SucceededAt), txHash, p.AmountRefunding, p.AmountDisputed, p.DisputeFee, boolInt(p.RefundDue())}, nil
 }
 
 func paymentNotFound(id string) error {
@@ -80,26 +81,26 @@ func (tx *Tx) PaymentInsert(ctx context.Context, p *checkout.Payment) error {
 	// refund_due is derived from the payment, as captured is, and never
 	// read back: it is what the refund list's index holds (migration 0016).
 	_, err = tx.exec(ctx, `INSERT INTO payments (`+paymentColumns+`, refund_due)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24, $25, $26, $27)`, args...)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24, $25, $26, $27, $28, $29)`, args...)
 	return tx.db.translate(err)
 }
 
 // PaymentUpdate writes a payment's mutable fields. Capturing a second
 // payment of one session is a conflict.
 func (tx *Tx) PaymentUpdate(ctx context.Context, p *checkout.Payment) error {
-	details, err := json.Marshal(paymentDetails{Crypto: p.Crypto, Skins: p.Skins})
+	details, err := json.Marshal(paymentDetails{Crypto: p.Crypto, Skins: p.Skins, Dispute: p.DisputePlan})
 	if err != nil {
 		return err
 	}
 	res, err := tx.exec(ctx, `UPDATE payments SET status = $2, captured = $3, amount_refunded = $4, fee = $5,
 		card_brand = $6, card_last4 = $7, buyer_country = $8, customer_name = $9, failure_code = $10, failure_message = $11,
 		details = $12, dispute_on_success = $13, due_at_ms = $14, updated_at_ms = $15, succeeded_at = $16, receipt_email = $17,
-		refund_due = $18, amount_refunding = $19
+		refund_due = $18, amount_refunding = $19, amount_disputed = $20, dispute_fee = $21
 		WHERE id = $1`,
 		p.ID, string(p.Status), boolInt(p.Status.Captured()), p.AmountRefunded, p.Fee,
 		p.CardBrand, p.CardLast4, p.BuyerCountry, p.CustomerName, p.FailureCode, p.FailureMessage,
 		string(details), boolInt(p.DisputeOnSuccess), unixMilliPtr(p.DueAt), p.UpdatedAt.UnixMilli(), unixPtr(p.SucceededAt), p.ReceiptEmail,
-		boolInt(p.RefundDue()), p.AmountRefunding)
+		boolInt(p.RefundDue()), p.AmountRefunding, p.AmountDisputed, p.DisputeFee)
 	if err != nil {
 		return tx.db.translate(err)
 	}

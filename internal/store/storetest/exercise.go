@@ -78,6 +78,7 @@ func Exercise(t *testing.T, open func(t *testing.T) *store.DB) {
 	tests = append(tests, dashboardWebhookTests...)
 	tests = append(tests, paymentTests...)
 	tests = append(tests, refundTests...)
+	tests = append(tests, disputeTests...)
 	tests = append(tests, paymentListTests...)
 	tests = append(tests, accountTests...)
 	tests = append(tests, dashboardTests...)

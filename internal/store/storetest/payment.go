@@ -252,7 +252,7 @@ func testPaymentOneCaptured(t *testing.T, db *store.DB) {
 	}
 	// A disputed (still captured) first payment keeps its place.
 	err = db.InTx(ctx, func(tx checkout.Tx) error {
-		first.OpenDispute(base)
+		first.OpenDispute(checkout.DefaultDisputePlan, 1500, base)
 		return tx.PaymentUpdate(ctx, first)
 	})
 	if err != nil {
