@@ -31,7 +31,7 @@ var assets = web.LoadAssets(assetFS, "assets")
 
 // maxFormBytes bounds a form post: the largest, setup, is an email and a
 // password of at most 1,024 bytes. A form that needs more says so
-// (actionUpTo).
+// (actionUpTo): a dispute's evidence (maxEvidenceFormBytes).
 const maxFormBytes = 16 << 10
 
 // The form fields that carry the form token.
@@ -85,6 +85,8 @@ func New(svc *service.Service, baseURL string, log *slog.Logger) *Dashboard {
 		"deliveryClass": deliveryClass,
 		"paymentClass":  paymentClass,
 		"refundClass":   refundClass,
+		"disputeClass":  disputeClass,
+		"maxEvidence":   func() string { return groupThousands(checkout.MaxEvidenceLen) },
 		"unix":          func(sec int64) time.Time { return time.Unix(sec, 0) },
 		"shortHash":     shortHash,
 		"rate": func(c checkout.DeliveryCounts) string {
