@@ -27,8 +27,9 @@ import (
 // click, a form sent again) finds it sent: when what was sent is what it
 // carries, by the same account, it is answered as the first post was;
 // anything else is told the evidence was sent already and cannot change.
-// Every member of the store may answer for now; roles come later in issue
-// 28.
+// The store's home lists the open disputes, the nearest deadline first,
+// under Needs attention. Every member of the store may answer for now;
+// roles come later in issue 28.
 
 // maxEvidenceFormBytes bounds the evidence form's post and its
 // confirmation's: six texts of checkout.MaxEvidenceLen characters of up to

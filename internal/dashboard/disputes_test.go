@@ -522,3 +522,74 @@ func TestDisputeCrossSiteAndFormToken(t *testing.T) {
 		e.evidenceSent(p, e.sendEvidence(p, form))
 	})
 }
+
+// The store's home lists the mode's open disputes under Needs attention,
+// the nearest deadline first, each with its amount, reason, status,
+// deadline and time left, and a link to its payment; one answered stays
+// until it is decided; closed ones, another mode's and another store's do
+// not show. With none, it says nothing needs attention.
+func TestStoreHomeNeedsAttention(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		e := newRefundEnv(t, db)
+		home := "/dashboard/stores/" + e.m.ID + "/test/"
+		if pg := e.get(home, e.ann); pg.status != http.StatusOK || !strings.Contains(pg.body, "Nothing needs your attention: no dispute is open in test mode.") ||
+			!strings.Contains(pg.body, `<h2 id="needs-attention-title">Needs attention</h2>`) {
+			t.Fatalf("the home without disputes = %d: %s", pg.status, pg.body)
+		}
+		bob := &refundEnv{env: e.env}
+		bob.m, bob.secret, bob.ann = e.storeWithKey("bob@example.com")
+		bobs, _ := bob.disputed("4000000000000259")
+
+		first, d1 := e.disputed("4000000000000259")
+		e.clock.Advance(time.Hour)
+		_, d2 := e.disputed("4000000000002685")
+		e.clock.Advance(time.Hour)
+		third, d3 := e.disputed("4000000000001976")
+		e.clock.Advance(time.Hour)
+		won, _ := e.disputed("4000000000000259")
+		e.ann = e.signIn("ann@example.com") // hours later
+		e.evidenceSent(won, e.sendEvidence(won, e.evidenceConfirmation(won, map[string]string{"uncategorized_text": "winning_evidence"})))
+		e.clock.Advance(checkout.DisputeDecisionDelay)
+		e.runPaymentsJob()
+		if got := e.dispute(won); got.Status != checkout.DisputeWon {
+			t.Fatalf("the dispute answered with winning evidence = %s; want won", got.Status)
+		}
+		e.evidenceSent(third, e.sendEvidence(third, e.evidenceConfirmation(third, map[string]string{"uncategorized_text": "losing_evidence"})))
+
+		e.clock.Set(d1.EvidenceDueBy.Add(-(6*24*time.Hour + 20*time.Hour + 30*time.Minute)))
+		pg := e.get(home, e.ann)
+		if pg.status != http.StatusOK {
+			t.Fatalf("the home = %d: %s", pg.status, pg.body)
+		}
+		wantIn(t, "the home", pg.body, "Open disputes of test mode, the nearest deadline first",
+			`<tr id="dispute-`+d1.ID+`">`, `<tr id="dispute-`+d2.ID+`">`, `<tr id="dispute-`+d3.ID+`">`,
+			`<a href="/dashboard/stores/`+e.m.ID+`/test/payments/`+first.ID+`#dispute"><code class="wrap">`+first.ID+`</code></a>`,
+			utc(d1.EvidenceDueBy)+`</time><br><span class="badge warn time-left">6 days 20 hours left</span>`,
+			`<td class="num">$30.00</td>`, "<td>Fraudulent</td>", "<td>Product not received</td>", "<td>General</td>",
+			`<span class="badge bad">needs_response</span>`, `<span class="badge warn">under_review</span>`,
+			`<span class="hint">Evidence sent: decided a moment later</span>`)
+		for _, id := range []string{won.ID, bobs.ID, "Nothing needs your attention"} {
+			if strings.Contains(pg.body, id) {
+				t.Errorf("the home shows %s: closed, or another store's", id)
+			}
+		}
+		i1, i2, i3 := strings.Index(pg.body, d1.ID), strings.Index(pg.body, d2.ID), strings.Index(pg.body, d3.ID)
+		if !(i1 < i2 && i2 < i3) {
+			t.Errorf("the home lists the disputes at %d, %d, %d; want the nearest deadline first", i1, i2, i3)
+		}
+		if pg := e.get("/dashboard/stores/"+e.m.ID+"/live/", e.ann); !strings.Contains(pg.body, "no dispute is open in live mode") || strings.Contains(pg.body, d1.ID) {
+			t.Error("the live home lists test disputes")
+		}
+		if pg := e.get("/dashboard/stores/"+bob.m.ID+"/test/", e.signIn("bob@example.com")); !strings.Contains(pg.body, `<tr id="dispute-`) || strings.Contains(pg.body, d1.ID) {
+			t.Error("bob's home does not list his dispute alone")
+		}
+
+		// All closed: nothing needs attention.
+		e.clock.Set(d2.EvidenceDueBy)
+		e.runPaymentsJob()
+		e.ann = e.signIn("ann@example.com") // days later
+		if pg := e.get(home, e.ann); !strings.Contains(pg.body, "Nothing needs your attention") || strings.Contains(pg.body, `<tr id="dispute-`) {
+			t.Errorf("the home with every dispute closed: %s", pg.body)
+		}
+	})
+}
