@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/checkoutd/checkoutd/checkout"
+	"github.com/checkoutd/checkoutd/internal/service"
 	"github.com/checkoutd/checkoutd/internal/store"
 	"github.com/checkoutd/checkoutd/internal/store/storetest"
 )
@@ -590,6 +591,28 @@ func TestStoreHomeNeedsAttention(t *testing.T) {
 		e.ann = e.signIn("ann@example.com") // days later
 		if pg := e.get(home, e.ann); !strings.Contains(pg.body, "Nothing needs your attention") || strings.Contains(pg.body, `<tr id="dispute-`) {
 			t.Errorf("the home with every dispute closed: %s", pg.body)
+		}
+	})
+}
+
+// Needs attention shows the 20 nearest deadlines (service.MaxOpenDisputes)
+// and, when there may be more, links to every disputed payment.
+func TestStoreHomeNeedsAttentionMore(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		e := newRefundEnv(t, db)
+		for range service.MaxOpenDisputes + 1 {
+			e.paidByCard("4000000000000259")
+		}
+		e.clock.Advance(checkout.DisputeDelay)
+		e.runPaymentsJob()
+		pg := e.get("/dashboard/stores/"+e.m.ID+"/test/", e.ann)
+		if n := strings.Count(pg.body, `<tr id="dispute-`); n != service.MaxOpenDisputes {
+			t.Errorf("Needs attention lists %d disputes; want %d", n, service.MaxOpenDisputes)
+		}
+		wantIn(t, "the home with more open disputes than it lists", pg.body, "The 20 nearest deadlines are shown;",
+			`<a href="/dashboard/stores/`+e.m.ID+`/test/payments?show=disputed">every disputed payment</a>`)
+		if list := e.get("/dashboard/stores/"+e.m.ID+"/test/payments?show=disputed", e.ann); strings.Count(list.body, ">disputed<") != service.MaxOpenDisputes+1 {
+			t.Errorf("Payments filtered on disputed lists %d; want all %d", strings.Count(list.body, ">disputed<"), service.MaxOpenDisputes+1)
 		}
 	})
 }
