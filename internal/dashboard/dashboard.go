@@ -30,7 +30,8 @@ var assetFS embed.FS
 var assets = web.LoadAssets(assetFS, "assets")
 
 // maxFormBytes bounds a form post: the largest, setup, is an email and a
-// password of at most 1,024 bytes.
+// password of at most 1,024 bytes. A form that needs more says so
+// (actionUpTo): a dispute's evidence (maxEvidenceFormBytes).
 const maxFormBytes = 16 << 10
 
 // The form fields that carry the form token.
@@ -84,6 +85,8 @@ func New(svc *service.Service, baseURL string, log *slog.Logger) *Dashboard {
 		"deliveryClass": deliveryClass,
 		"paymentClass":  paymentClass,
 		"refundClass":   refundClass,
+		"disputeClass":  disputeClass,
+		"maxEvidence":   func() string { return groupThousands(checkout.MaxEvidenceLen) },
 		"unix":          func(sec int64) time.Time { return time.Unix(sec, 0) },
 		"shortHash":     shortHash,
 		"rate": func(c checkout.DeliveryCounts) string {
@@ -129,11 +132,16 @@ func (d *Dashboard) page(h func(w http.ResponseWriter, r *http.Request, u *user)
 	})
 }
 
-// action wraps a signed-in form post: cross-origin protection, a bounded
-// body, a valid session and its form token.
+// action wraps a signed-in form post: cross-origin protection, a body of
+// at most maxFormBytes, a valid session and its form token.
 func (d *Dashboard) action(h func(w http.ResponseWriter, r *http.Request, u *user)) http.Handler {
+	return d.actionUpTo(maxFormBytes, h)
+}
+
+// actionUpTo is action for a form whose body may be up to limit bytes.
+func (d *Dashboard) actionUpTo(limit int64, h func(w http.ResponseWriter, r *http.Request, u *user)) http.Handler {
 	return d.cop.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if !d.parseForm(w, r) {
+		if !d.parseForm(w, r, limit) {
 			return
 		}
 		u, ok := d.signedIn(w, r)
@@ -152,7 +160,7 @@ func (d *Dashboard) action(h func(w http.ResponseWriter, r *http.Request, u *use
 // a bounded body, and the double-submit token of preauthCookie.
 func (d *Dashboard) preauth(h http.HandlerFunc) http.Handler {
 	return d.cop.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if !d.parseForm(w, r) {
+		if !d.parseForm(w, r, maxFormBytes) {
 			return
 		}
 		c, err := r.Cookie(d.preauthCookie)
@@ -164,8 +172,8 @@ func (d *Dashboard) preauth(h http.HandlerFunc) http.Handler {
 	}))
 }
 
-func (d *Dashboard) parseForm(w http.ResponseWriter, r *http.Request) bool {
-	r.Body = http.MaxBytesReader(w, r.Body, maxFormBytes)
+func (d *Dashboard) parseForm(w http.ResponseWriter, r *http.Request, limit int64) bool {
+	r.Body = http.MaxBytesReader(w, r.Body, limit)
 	if err := r.ParseForm(); err != nil {
 		d.renderError(w, r, http.StatusBadRequest, "The form could not be read.")
 		return false

@@ -44,7 +44,11 @@ type paymentRow struct {
 	Amount, Fee, Net, Refunded string
 	// Failure explains FailureCode, "" unless the payment failed.
 	Failure string
-	Crypto  *cryptoRow
+	// StatusHint says what a disputed or dispute_lost status means, ""
+	// for the other statuses; Disputed is what a dispute holds (or took)
+	// of the payment, its amount and fee, "" when none.
+	StatusHint, Disputed string
+	Crypto               *cryptoRow
 }
 
 // cryptoRow is what a crypto payment was sent with, in coins.
@@ -75,6 +79,15 @@ func newPaymentRow(p *checkout.Payment) paymentRow {
 		Net: checkout.FormatAmount(p.Net(), p.Currency), Refunded: checkout.FormatAmount(p.AmountRefunded, p.Currency)}
 	if p.FailureCode != nil {
 		r.Failure = checkout.FailureMessage(*p.FailureCode)
+	}
+	switch p.Status {
+	case checkout.PaymentDisputed:
+		r.StatusHint = "A dispute is open: its amount and fee are held until the card network decides."
+	case checkout.PaymentDisputeLost:
+		r.StatusHint = "The dispute was lost: its amount and fee were taken from the net."
+	}
+	if p.AmountDisputed > 0 || p.DisputeFee > 0 {
+		r.Disputed = checkout.FormatAmount(p.AmountDisputed, p.Currency) + " and the " + checkout.FormatAmount(p.DisputeFee, p.Currency) + " fee"
 	}
 	if p.Crypto != nil {
 		r.Crypto = newCryptoRow(p.Crypto)

@@ -120,6 +120,8 @@ type paymentView struct {
 	// Outcome is the refund just asked for, whose outcome the page tells;
 	// nil on any other visit.
 	Outcome *refundRow
+	// Dispute is the payment's dispute, nil when it has none.
+	Dispute *disputeView
 }
 
 type refundConfirmView struct {
@@ -135,10 +137,12 @@ type refundConfirmView struct {
 	Nonce string
 }
 
-// HandlePayment serves GET .../payments/{id}: the payment, its refunds, and
-// the refund form, prefilled with what is left to refund (or with the
-// amount and reason of the query, from the confirmation's Back). After a
-// refund, ?refund= names it and the page tells its outcome.
+// HandlePayment serves GET .../payments/{id}: the payment, its dispute
+// (disputes.go) with its evidence form, its refunds, and the refund form,
+// prefilled with what is left to refund (or with the amount and reason of
+// the query, from the confirmation's Back). After a refund, ?refund= names
+// it and the page tells its outcome; after evidence, ?evidence=sent says it
+// was sent.
 func (d *Dashboard) HandlePayment() http.Handler {
 	return d.storePage(func(w http.ResponseWriter, r *http.Request, s *scope) {
 		p, err := d.svc.PaymentIn(r.Context(), s.checkoutScope(), r.PathValue("id"))
@@ -147,25 +151,53 @@ func (d *Dashboard) HandlePayment() http.Handler {
 			return
 		}
 		q := r.URL.Query()
-		f := refundForm{Amount: checkout.AmountDecimal(max(p.Refundable(), 0), p.Currency)}
+		st := paymentState{outcome: q.Get("refund"), sent: q.Get("evidence") == "sent"}
 		if q.Has("amount") {
-			f.Amount, f.Reason = q.Get("amount"), q.Get("reason")
+			st.refund = &refundForm{Amount: q.Get("amount"), Reason: q.Get("reason")}
 		}
-		d.renderPayment(w, r, s, http.StatusOK, p, f, q.Get("refund"))
+		d.renderPayment(w, r, s, http.StatusOK, p, st)
 	})
 }
 
-// renderPayment renders a payment's page with its refund form as f has it;
-// outcome is the id of the refund whose outcome the page tells, or "".
-func (d *Dashboard) renderPayment(w http.ResponseWriter, r *http.Request, s *scope, status int, p *checkout.Payment, f refundForm, outcome string) {
+// paymentState is what a payment's page shows besides the payment: its
+// forms as typed, and what was just done.
+type paymentState struct {
+	// refund is the refund form as typed; nil for one prefilled with
+	// what is left to refund. outcome is the id of the refund whose
+	// outcome the page tells, or "".
+	refund  *refundForm
+	outcome string
+	// dispute is the evidence form as typed; disputeRefusal says why
+	// the evidence just confirmed was not sent; sent is whether the page
+	// answers evidence just sent.
+	dispute        disputeForm
+	disputeRefusal string
+	sent           bool
+}
+
+// renderPayment renders a payment's page, with its refunds and dispute,
+// and their forms as st has them.
+func (d *Dashboard) renderPayment(w http.ResponseWriter, r *http.Request, s *scope, status int, p *checkout.Payment, st paymentState) {
 	refunds, err := d.svc.Refunds(r.Context(), p.ID)
 	if err != nil {
 		d.fail(w, r, err)
 		return
 	}
+	dispute, err := d.svc.DisputeOfPayment(r.Context(), p.ID)
+	if err != nil {
+		d.fail(w, r, err)
+		return
+	}
+	f := refundForm{Amount: checkout.AmountDecimal(max(p.Refundable(), 0), p.Currency)}
+	if st.refund != nil {
+		f = *st.refund
+	}
 	touched := p.AmountRefunded > 0 || p.AmountRefunding > 0
 	v := paymentView{Layout: s.layout("Payment "+p.ID, sectionPayments), Row: newPaymentRow(p), Form: f, Reasons: refundReasons,
 		Collected: p.Status.Captured() || p.RefundDue() || touched}
+	if dispute != nil {
+		v.Dispute = newDisputeView(dispute, d.svc.Now(), st.dispute, st.disputeRefusal, st.sent)
+	}
 	if v.Collected && (p.Method != checkout.MethodCrypto || touched) {
 		v.Left = checkout.FormatAmount(max(p.Refundable(), 0), p.Currency)
 	}
@@ -175,7 +207,7 @@ func (d *Dashboard) renderPayment(w http.ResponseWriter, r *http.Request, s *sco
 	for _, rf := range refunds {
 		row := newRefundRow(rf)
 		v.Refunds = append(v.Refunds, row)
-		if rf.ID == outcome {
+		if rf.ID == st.outcome {
 			v.Outcome = &row
 		}
 	}
@@ -297,7 +329,7 @@ func (d *Dashboard) refundRefused(w http.ResponseWriter, r *http.Request, s *sco
 		return
 	}
 	f.Errors = errs
-	d.renderPayment(w, r, s, web.StatusOf(checkout.ErrorCode(err)), p, f, "")
+	d.renderPayment(w, r, s, web.StatusOf(checkout.ErrorCode(err)), p, paymentState{refund: &f})
 }
 
 // refundFormErrors places a refusal of a refund of p beside the form's

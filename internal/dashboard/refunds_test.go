@@ -346,9 +346,9 @@ func TestRefundSkins(t *testing.T) {
 }
 
 // A disputed payment (the test card 4000 0000 0000 0259, once the payments
-// job opens its dispute) shows why it cannot be refunded instead of the
-// form, and a review or a confirmation made before the dispute refunds
-// nothing.
+// job opens its dispute) says what disputed means and what the dispute
+// holds of its net, shows why it cannot be refunded instead of the form,
+// and a review or a confirmation made before the dispute refunds nothing.
 func TestRefundDisputed(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		e := newRefundEnv(t, db)
@@ -363,7 +363,12 @@ func TestRefundDisputed(t *testing.T) {
 		}
 		why := "Payment " + p.ID + " is disputed: the money is the card network&#39;s to decide until the dispute closes"
 		pg := e.get(e.path(p), e.ann)
-		wantIn(t, "the disputed payment's page", pg.body, `<p id="refund-block">`+why, ">disputed<", "No refund yet.")
+		wantIn(t, "the disputed payment's page", pg.body, `<p id="refund-block">`+why, ">disputed<", "No refund yet.",
+			`<br><span class="hint">A dispute is open: its amount and fee are held until the card network decides.</span>`,
+			"<dt>Held by the dispute</dt><dd>$30.00 and the $15.00 fee</dd>", "<dt>Net</dt><dd>-$16.17</dd>")
+		if list := e.get("/dashboard/stores/"+e.m.ID+"/test/payments", e.ann); !strings.Contains(list.body, "A dispute is open: its amount and fee are held") {
+			t.Error("the payments list does not say what disputed means")
+		}
 		if strings.Contains(pg.body, `id="refund-amount"`) {
 			t.Error("the disputed payment's page has the refund form")
 		}

@@ -74,7 +74,13 @@ func (d *Dashboard) storePage(h func(w http.ResponseWriter, r *http.Request, s *
 // storeAction wraps a form post of a store: an action (cross-origin
 // protection, form token) in a store the account is a member of.
 func (d *Dashboard) storeAction(h func(w http.ResponseWriter, r *http.Request, s *scope)) http.Handler {
-	return d.action(func(w http.ResponseWriter, r *http.Request, u *user) {
+	return d.storeActionUpTo(maxFormBytes, h)
+}
+
+// storeActionUpTo is storeAction for a form whose body may be up to limit
+// bytes.
+func (d *Dashboard) storeActionUpTo(limit int64, h func(w http.ResponseWriter, r *http.Request, s *scope)) http.Handler {
+	return d.actionUpTo(limit, func(w http.ResponseWriter, r *http.Request, u *user) {
 		if s, ok := d.inStore(w, r, u); ok {
 			h(w, r, s)
 		}

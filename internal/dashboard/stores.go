@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/checkoutd/checkoutd/checkout"
+	"github.com/checkoutd/checkoutd/internal/service"
 )
 
 // storeForm is the store form's values and its errors by field.
@@ -31,6 +32,10 @@ type storeFormView struct {
 type storeHomeView struct {
 	Layout
 	BaseURL string
+	// Disputes are the open disputes, the nearest deadline first, up to
+	// service.MaxOpenDisputes; DisputesMore says there may be more.
+	Disputes     []disputeRow
+	DisputesMore bool
 }
 
 // HandleNewStorePage serves GET /dashboard/stores/new.
@@ -67,11 +72,22 @@ func (d *Dashboard) HandleStoreRoot() http.Handler {
 	})
 }
 
-// HandleStoreHome serves GET /dashboard/stores/{store}/{mode}/: the store
-// with the first steps of an integration.
+// HandleStoreHome serves GET /dashboard/stores/{store}/{mode}/: the store,
+// what needs attention (its open disputes, the nearest deadline first),
+// and the first steps of an integration.
 func (d *Dashboard) HandleStoreHome() http.Handler {
 	return d.storePage(func(w http.ResponseWriter, r *http.Request, s *scope) {
-		d.render(w, r, http.StatusOK, "store-home", storeHomeView{Layout: s.layout(s.store.Name, ""), BaseURL: d.baseURL})
+		open, err := d.svc.OpenDisputes(r.Context(), s.checkoutScope())
+		if err != nil {
+			d.fail(w, r, err)
+			return
+		}
+		v := storeHomeView{Layout: s.layout(s.store.Name, ""), BaseURL: d.baseURL, DisputesMore: len(open) >= service.MaxOpenDisputes}
+		now := d.svc.Now()
+		for _, dp := range open {
+			v.Disputes = append(v.Disputes, newDisputeRow(dp, now))
+		}
+		d.render(w, r, http.StatusOK, "store-home", v)
 	})
 }
 

@@ -60,6 +60,8 @@ func addRoutes(r *router, d Deps) {
 	r.handle("GET /dashboard/stores/{store}/{mode}/payments/{id}", db.HandlePayment())
 	r.handle("GET /dashboard/stores/{store}/{mode}/payments/{id}/refund", db.HandleRefundPage())
 	r.handle("POST /dashboard/stores/{store}/{mode}/payments/{id}/refund", db.HandleRefund())
+	r.handle("POST /dashboard/stores/{store}/{mode}/payments/{id}/dispute/review", db.HandleDisputeReview())
+	r.handle("POST /dashboard/stores/{store}/{mode}/payments/{id}/dispute/evidence", db.HandleDisputeEvidence())
 	r.handle("GET /dashboard/stores/{store}/{mode}/settings", db.HandleStoreSettingsPage())
 	r.handle("POST /dashboard/stores/{store}/{mode}/settings", db.HandleStoreSettings())
 	r.handle("GET /dashboard/stores/{store}/{mode}/settings/crypto", db.HandleCrypto())
