@@ -2,24 +2,22 @@ package client
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"io"
 	"net/http"
 	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
-
-	"github.com/checkoutd/checkoutd/internal/app"
-	"github.com/checkoutd/checkoutd/internal/clock"
-	"github.com/checkoutd/checkoutd/internal/store"
-	"github.com/checkoutd/checkoutd/internal/store/storetest"
 )
 
-// proxy stands between the client and the real server: it records the
-// requests and lets fault decide, per request, what happens to it.
+// proxy stands between the client and a server (when there is one): it
+// records the requests and lets fault decide, per request, what happens to
+// it. The server-side outcomes of retries (one session, the lost answer's
+// session returned) are tested against a real checkoutd in
+// internal/clienttest; these tests check what the client sends and waits.
 type proxy struct {
 	mu   sync.Mutex
 	reqs []*http.Request
@@ -27,12 +25,6 @@ type proxy struct {
 	// returns a response or an error to answer instead of the server, or
 	// neither to pass the request on.
 	fault func(n int, r *http.Request) (*http.Response, error)
-	// dropAnswer, when it returns true for a request's number, passes the
-	// request on, reads the server's whole answer (so the server has
-	// committed and answered) and then fails as a connection reset would:
-	// the answer is lost on the way back. lost holds the lost bodies.
-	dropAnswer func(n int) bool
-	lost       [][]byte
 }
 
 func (p *proxy) RoundTrip(r *http.Request) (*http.Response, error) {
@@ -45,16 +37,7 @@ func (p *proxy) RoundTrip(r *http.Request) (*http.Response, error) {
 			return resp, err
 		}
 	}
-	resp, err := http.DefaultTransport.RoundTrip(r)
-	if err != nil || p.dropAnswer == nil || !p.dropAnswer(n) {
-		return resp, err
-	}
-	body, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	p.mu.Lock()
-	p.lost = append(p.lost, body)
-	p.mu.Unlock()
-	return nil, errors.New("read: connection reset by peer (injected after the server answered)")
+	return http.DefaultTransport.RoundTrip(r)
 }
 
 func (p *proxy) keys() []string {
@@ -80,40 +63,116 @@ func unavailable(status int, retryAfter string) *http.Response {
 
 var keyRE = regexp.MustCompile(`^[0-9a-f]{32}$`)
 
-// The server commits the session, its answer is lost, the client retries
-// with the same Idempotency-Key and gets the same session: exactly one
-// exists.
-func TestRetryAfterLostAnswerCreatesOnce(t *testing.T) {
-	storetest.Each(t, func(t *testing.T, db *store.DB) {
-		h := newHarness(t, db)
-		for _, key := range []string{"", "order-42"} {
-			p := &proxy{dropAnswer: func(n int) bool { return n == 1 }}
-			var waits []int64
-			c := h.client(&waits, WithHTTPClient(&http.Client{Transport: p}))
-			before := h.created()
-			params := sword()
-			params.IdempotencyKey = key
-			s, err := c.Create(context.Background(), params)
-			if err != nil {
-				t.Fatalf("Create (key %q) = %v", key, err)
+// created answers like checkoutd's 201 to a create (or 200 to a get): the
+// session id in the success envelope.
+func created(id string) *http.Response {
+	return &http.Response{StatusCode: http.StatusCreated, Header: http.Header{"Content-Type": {"application/json"}},
+		Body: io.NopCloser(strings.NewReader(`{"ok":true,"data":{"id":"` + id + `","object":"checkout_session","status":"open"}}`))}
+}
+
+// waitsOf makes c record its waits instead of waiting, on a clock of its own
+// that each wait moves on (so that WithMaxRetryTime counts them), and
+// returns the record.
+func waitsOf(c *Client) *[]time.Duration {
+	var waits []time.Duration
+	now := time.Now()
+	c.now = func() time.Time { return now }
+	c.sleep = func(ctx context.Context, d time.Duration) error {
+		waits = append(waits, d)
+		now = now.Add(d)
+		return ctx.Err()
+	}
+	return &waits
+}
+
+// An answer lost on the way back (the connection reset after the server
+// committed) is retried after one backoff with the same Idempotency-Key:
+// the call's own (128 random bits) or the caller's.
+func TestRetryAfterLostAnswerSameKey(t *testing.T) {
+	for _, key := range []string{"", "order-42"} {
+		p := &proxy{fault: func(n int, _ *http.Request) (*http.Response, error) {
+			if n == 1 {
+				return nil, errors.New("read: connection reset by peer (injected after the server answered)")
 			}
-			ks := p.keys()
-			if len(ks) != 2 || ks[0] != ks[1] || (key == "" && !keyRE.MatchString(ks[0])) || (key != "" && ks[0] != key) {
-				t.Errorf("Idempotency-Keys sent = %q; want one key twice", ks)
-			}
-			var lost struct{ Data Session }
-			json.Unmarshal(p.lost[0], &lost)
-			if lost.Data.ID != s.ID {
-				t.Errorf("the retry returned %s; the lost answer had %s", s.ID, lost.Data.ID)
-			}
-			if n := h.created() - before; n != 1 {
-				t.Errorf("%d sessions created; want 1", n)
-			}
-			if len(waits) != 1 || waits[0] <= 0 {
-				t.Errorf("waits = %v; want one backoff", waits)
-			}
+			return created("cs_1"), nil
+		}}
+		c := New("http://api.example.test", "s", WithHTTPClient(&http.Client{Transport: p}))
+		waits := waitsOf(c)
+		params := sword()
+		params.IdempotencyKey = key
+		s, err := c.Create(context.Background(), params)
+		if err != nil || s.ID != "cs_1" {
+			t.Fatalf("Create (key %q) = %v, %v", key, s, err)
 		}
-	})
+		ks := p.keys()
+		if len(ks) != 2 || ks[0] != ks[1] || (key == "" && !keyRE.MatchString(ks[0])) || (key != "" && ks[0] != key) {
+			t.Errorf("Idempotency-Keys sent = %q; want one key twice", ks)
+		}
+		if len(*waits) != 1 || (*waits)[0] < backoffBase/2 || (*waits)[0] > backoffBase {
+			t.Errorf("waits = %v; want one backoff, %v to %v", *waits, backoffBase/2, backoffBase)
+		}
+	}
+}
+
+// 503 with Retry-After is retried after at least Retry-After, with the same
+// key; a Get whose answer is lost is retried too, without a key.
+func TestRetry503Waits(t *testing.T) {
+	p := &proxy{fault: func(n int, _ *http.Request) (*http.Response, error) {
+		if n <= 2 {
+			return unavailable(503, "2"), nil
+		}
+		return created("cs_1"), nil
+	}}
+	c := New("http://api.example.test", "s", WithHTTPClient(&http.Client{Transport: p}))
+	waits := waitsOf(c)
+	if s, err := c.Create(context.Background(), sword()); err != nil || s.ID != "cs_1" {
+		t.Fatalf("Create = %v, %v", s, err)
+	}
+	if ks := p.keys(); len(ks) != 3 || ks[0] != ks[2] || ks[1] != ks[2] {
+		t.Errorf("keys = %q; want one key three times", ks)
+	}
+	if len(*waits) != 2 || (*waits)[0] < 2*time.Second || (*waits)[1] < 2*time.Second {
+		t.Errorf("waits = %v; want two of at least Retry-After", *waits)
+	}
+
+	p = &proxy{fault: func(n int, _ *http.Request) (*http.Response, error) {
+		if n == 1 {
+			return nil, errors.New("read: connection reset by peer (injected)")
+		}
+		return created("cs_1"), nil
+	}}
+	c = New("http://api.example.test", "s", WithHTTPClient(&http.Client{Transport: p}))
+	waitsOf(c)
+	g, err := c.Get(context.Background(), "cs_1")
+	if ks := p.keys(); err != nil || g.ID != "cs_1" || len(ks) != 2 || ks[0] != "" || ks[1] != "" {
+		t.Errorf("Get = %v, %v after requests with keys %q; want the retry's answer, no key", g, err, ks)
+	}
+}
+
+// A rate limiter like checkoutd's (a token every 2 s, bursts of 1, on the
+// client's clock here): the second create is refused with 429 and
+// Retry-After: 2, the client waits at least that, and the retry gets in.
+func TestRetry429Waits(t *testing.T) {
+	var c *Client
+	var next time.Time // when the limiter has a token again
+	p := &proxy{fault: func(int, *http.Request) (*http.Response, error) {
+		now := c.now()
+		if now.Before(next) {
+			return unavailable(429, strconv.Itoa(int((next.Sub(now)+time.Second-1)/time.Second))), nil
+		}
+		next = now.Add(2 * time.Second)
+		return created("cs_1"), nil
+	}}
+	c = New("http://api.example.test", "s", WithHTTPClient(&http.Client{Transport: p}))
+	waits := waitsOf(c)
+	for i := range 2 {
+		if _, err := c.Create(context.Background(), sword()); err != nil {
+			t.Fatalf("Create %d = %v", i, err)
+		}
+	}
+	if len(*waits) != 1 || (*waits)[0] < 2*time.Second || len(p.reqs) != 3 {
+		t.Errorf("waits = %v in %d requests; want one of at least Retry-After (2s), 3 requests", *waits, len(p.reqs))
+	}
 }
 
 // Two calls of Create without a key are two sessions: the key is per call.
@@ -125,69 +184,6 @@ func TestIdempotencyKeyPerCall(t *testing.T) {
 	if ks := p.keys(); len(ks) != 2 || ks[0] == ks[1] || !keyRE.MatchString(ks[0]) || !keyRE.MatchString(ks[1]) {
 		t.Errorf("keys = %q; want two different 128-bit keys", ks)
 	}
-}
-
-// 503 with Retry-After is retried after at least Retry-After, with the same
-// key, and the session is created once.
-func TestRetry503(t *testing.T) {
-	storetest.Each(t, func(t *testing.T, db *store.DB) {
-		h := newHarness(t, db)
-		p := &proxy{fault: func(n int, _ *http.Request) (*http.Response, error) {
-			if n <= 2 {
-				return unavailable(503, "2"), nil
-			}
-			return nil, nil
-		}}
-		var waits []int64
-		s, err := h.client(&waits, WithHTTPClient(&http.Client{Transport: p})).Create(context.Background(), sword())
-		if err != nil || s.Status != StatusOpen {
-			t.Fatalf("Create = %v, %v", s, err)
-		}
-		if ks := p.keys(); len(ks) != 3 || ks[0] != ks[2] || ks[1] != ks[2] {
-			t.Errorf("keys = %q; want one key three times", ks)
-		}
-		if len(waits) != 2 || waits[0] < int64(2*time.Second) || waits[1] < int64(2*time.Second) {
-			t.Errorf("waits = %v; want two of at least Retry-After", waits)
-		}
-		if n := h.created(); n != 1 {
-			t.Errorf("%d sessions created; want 1", n)
-		}
-		// Get retries a lost answer too.
-		p = &proxy{dropAnswer: func(n int) bool { return n == 1 }}
-		g, err := h.client(nil, WithHTTPClient(&http.Client{Transport: p})).Get(context.Background(), s.ID)
-		if err != nil || g.ID != s.ID || len(p.keys()) != 2 || p.keys()[0] != "" {
-			t.Errorf("Get = %v, %v after %d requests", g, err, len(p.keys()))
-		}
-	})
-}
-
-// The server's own 429 (its rate limiter, on the application's clock): the
-// client waits Retry-After, on the same clock, and the retry gets in.
-func TestRetry429FromServer(t *testing.T) {
-	storetest.Each(t, func(t *testing.T, db *store.DB) {
-		clk := clock.NewFake(time.Date(2026, 11, 1, 12, 0, 0, 0, time.UTC))
-		h := newHarness(t, db, func(c *app.Config) { c.Now, c.RateLimit, c.RateBurst = clk.Now, 0.5, 1 })
-		var waits []time.Duration
-		c := New(h.url, h.merchant.ID, WithBearer(h.write))
-		c.now = clk.Now
-		c.sleep = func(_ context.Context, d time.Duration) error {
-			waits = append(waits, d)
-			clk.Advance(d)
-			return nil
-		}
-		ctx := context.Background()
-		for i := range 2 {
-			if _, err := c.Create(ctx, sword()); err != nil {
-				t.Fatalf("Create %d = %v", i, err)
-			}
-		}
-		if len(waits) != 1 || waits[0] < 2*time.Second {
-			t.Errorf("waits = %v; want one of at least the server's Retry-After (2s)", waits)
-		}
-		if n := h.created(); n != 2 {
-			t.Errorf("%d sessions created; want 2", n)
-		}
-	})
 }
 
 // Retries are bounded by attempts and by time; refusals a retry cannot
@@ -277,40 +273,6 @@ func TestRetryNotPastDeadline(t *testing.T) {
 	if !errors.As(err, &e) || e.StatusCode != 503 || len(p.reqs) != 1 {
 		t.Errorf("Get = %v after %d attempts; want the 503 at once", err, len(p.reqs))
 	}
-}
-
-// Concurrent creates with one Idempotency-Key (a retry that overtakes an
-// attempt still in flight, or two processes creating for one order) get one
-// session.
-func TestConcurrentCreatesOneKey(t *testing.T) {
-	storetest.Each(t, func(t *testing.T, db *store.DB) {
-		h := newHarness(t, db)
-		c := h.client(nil)
-		p := sword()
-		p.IdempotencyKey = "order-7"
-		ids := make([]string, 4)
-		var wg sync.WaitGroup
-		for i := range ids {
-			wg.Go(func() {
-				s, err := c.Create(context.Background(), p)
-				if err != nil {
-					t.Errorf("Create = %v", err)
-					return
-				}
-				ids[i] = s.ID
-			})
-		}
-		wg.Wait()
-		for _, id := range ids {
-			if id != ids[0] {
-				t.Errorf("sessions %q; want one", ids)
-				break
-			}
-		}
-		if n := h.created(); n != 1 {
-			t.Errorf("%d sessions created; want 1", n)
-		}
-	})
 }
 
 func TestRetryAfterSeconds(t *testing.T) {

@@ -6,23 +6,14 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
-	"errors"
 	"io"
 	"net/http"
-	"net/url"
 	"os"
 	"regexp"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/checkoutd/checkoutd/checkout"
-	"github.com/checkoutd/checkoutd/internal/app"
-	"github.com/checkoutd/checkoutd/internal/seal"
-	"github.com/checkoutd/checkoutd/internal/store"
-	"github.com/checkoutd/checkoutd/internal/store/storetest"
-	"github.com/yaronf/httpsign"
 )
 
 // RFC 9421's HMAC example (appendix B.2.5), byte for byte: its signature
@@ -120,83 +111,16 @@ func TestWithHMACSignsEachAttempt(t *testing.T) {
 	}
 }
 
-// WithHMAC against the server: the client signs for the API's public
-// address (the server's --base-url) and sends through a proxy to the
-// server's own; a create and a retrieve get in; a create whose answer is
-// lost after the server committed is retried signed afresh (a new nonce, so
-// not refused as replayed) with the same Idempotency-Key, and one session
-// exists; a wrong secret is 401 invalid_signature.
-func TestWithHMACAgainstServer(t *testing.T) {
-	storetest.Each(t, func(t *testing.T, db *store.DB) {
-		const public = "https://api.example.com"
-		sk, err := seal.NewKey([]byte("client tests secrets key, 32 B!!"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		h := newHarness(t, db, func(c *app.Config) { c.BaseURL, c.SecretsKey = public, sk })
-		k, secret, err := h.app.Service.CreateAPIKey(context.Background(), checkout.APIKeyParams{
-			MerchantID: h.merchant.ID, Mode: checkout.ModeTest, Type: checkout.KeyHMAC, Permissions: []checkout.Permission{checkout.PermCheckoutsWrite}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		server, _ := url.Parse(h.url)
-		toServer := transport(func(r *http.Request) (*http.Response, error) {
-			r = r.Clone(r.Context())
-			r.URL.Scheme, r.URL.Host = server.Scheme, server.Host
-			return http.DefaultTransport.RoundTrip(r)
-		})
-		p := &proxy{}
-		newClient := func(secret string) *Client {
-			c := New(public, h.merchant.ID, WithHMAC(k.ID, secret), WithHTTPClient(&http.Client{Transport: p}))
-			c.sleep = func(context.Context, time.Duration) error { return nil }
-			return c
-		}
-		p.fault = func(_ int, r *http.Request) (*http.Response, error) { return toServer(r) }
-		ctx := context.Background()
-
-		s, err := newClient(secret).Create(ctx, sword())
-		if err != nil {
-			t.Fatalf("signed Create = %v", err)
-		}
-		if g, err := newClient(secret).Get(ctx, s.ID); err != nil || g.ID != s.ID {
-			t.Fatalf("signed Get = %v, %v", g, err)
-		}
-
-		// The answer lost after the server committed: the retry is signed
-		// afresh and replays the session.
-		n := 0
-		p.fault = func(_ int, r *http.Request) (*http.Response, error) {
-			resp, err := toServer(r)
-			if n++; n == 1 && err == nil {
-				io.ReadAll(resp.Body)
-				resp.Body.Close()
-				return nil, errors.New("connection reset (injected after the server answered)")
-			}
-			return resp, err
-		}
-		before := h.created()
-		s2, err := newClient(secret).Create(ctx, sword())
-		if err != nil || n != 2 {
-			t.Fatalf("signed Create after a lost answer = %v after %d attempts", err, n)
-		}
-		if got := h.created() - before; got != 1 || s2.ID == s.ID {
-			t.Errorf("%d sessions created by a retried signed create; want 1", got)
-		}
-
-		p.fault = func(_ int, r *http.Request) (*http.Response, error) { return toServer(r) }
-		_, err = newClient(otherLast(secret)).Get(ctx, s.ID)
-		var e *Error
-		if !errors.As(err, &e) || e.StatusCode != 401 || e.Code != "invalid_signature" {
-			t.Errorf("Get signed with a wrong secret = %v; want 401 invalid_signature", err)
-		}
-	})
-}
-
 // The worked example of docs/signing.md, to the byte: what Create sends
-// for its inputs is the page's headers block.
+// for its inputs is the page's headers block. The page is checkoutd's, not
+// this module's: the test skips where the module is a copy of its own (in a
+// merchant's module cache), and nowhere else.
 func TestWithHMACDocsExample(t *testing.T) {
 	raw, err := os.ReadFile("../docs/signing.md")
 	if err != nil {
+		if mod, merr := os.ReadFile("../go.mod"); merr != nil || !strings.HasPrefix(string(mod), "module github.com/checkoutd/checkoutd\n") {
+			t.Skipf("not in checkoutd's repository: %v", err)
+		}
 		t.Fatal(err)
 	}
 	doc := string(raw)
@@ -244,51 +168,4 @@ func TestWithHMACDocsExample(t *testing.T) {
 			t.Errorf("%s: %s; want %s", k, got.Get(k), want)
 		}
 	}
-}
-
-// The client's signatures verify with an independent RFC 9421
-// implementation, github.com/yaronf/httpsign, for a create and a retrieve.
-func TestWithHMACVerifiesWithHTTPSign(t *testing.T) {
-	const secret = "ck_test_hk_0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789abcdefghijklmnopqrstuvwx"
-	var reqs []*http.Request
-	p := &proxy{fault: func(_ int, r *http.Request) (*http.Response, error) {
-		var b []byte
-		if r.Body != nil {
-			b, _ = io.ReadAll(r.Body)
-		}
-		c := r.Clone(context.Background())
-		c.Body = io.NopCloser(strings.NewReader(string(b)))
-		reqs = append(reqs, c)
-		return unavailable(400, ""), nil
-	}}
-	c := New("https://api.example.com", "7d1f6c8e-1c9a-4c55-9f9e-2b7a1c3d4e5f", WithHMAC("key_1", secret), WithHTTPClient(&http.Client{Transport: p}))
-	c.Create(context.Background(), sword())
-	c.Get(context.Background(), "cs_x")
-	if len(reqs) != 2 {
-		t.Fatalf("%d requests; want a create and a get", len(reqs))
-	}
-	for i, fields := range []httpsign.Fields{
-		httpsign.Headers("@method", "@target-uri", "content-digest", "content-type"),
-		httpsign.Headers("@method", "@target-uri"),
-	} {
-		v, err := httpsign.NewHMACSHA256Verifier([]byte(secret), httpsign.NewVerifyConfig().SetKeyID("key_1").
-			SetNotOlderThan(time.Minute).SetNotNewerThan(time.Minute), fields)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := httpsign.VerifyRequest("sig1", *v, reqs[i]); err != nil {
-			t.Errorf("httpsign.VerifyRequest(the client's %s) = %v", reqs[i].Method, err)
-		}
-	}
-}
-
-// otherLast returns secret with its last character changed: always to
-// another one (a fixed replacement would be the same character once in 62
-// runs).
-func otherLast(secret string) string {
-	last := "x"
-	if secret[len(secret)-1] == 'x' {
-		last = "y"
-	}
-	return secret[:len(secret)-1] + last
 }

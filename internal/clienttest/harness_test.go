@@ -1,4 +1,4 @@
-package client
+package clienttest_test
 
 import (
 	"context"
@@ -7,9 +7,9 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"testing"
-	"time"
 
 	"github.com/checkoutd/checkoutd/checkout"
+	"github.com/checkoutd/checkoutd/client"
 	"github.com/checkoutd/checkoutd/internal/app"
 	"github.com/checkoutd/checkoutd/internal/pay"
 	"github.com/checkoutd/checkoutd/internal/store"
@@ -75,24 +75,20 @@ func (h *harness) key(mode checkout.Mode, perm checkout.Permission) string {
 	return secret
 }
 
-// client returns a client of the harness's store with the write key, that
-// never waits between attempts: it records the waits in *waits.
-func (h *harness) client(waits *[]int64, opts ...Option) *Client {
-	c := New(h.url, h.merchant.ID, append([]Option{WithBearer(h.write)}, opts...)...)
-	c.sleep = func(ctx context.Context, d time.Duration) error {
-		if waits != nil {
-			*waits = append(*waits, int64(d))
-		}
-		return ctx.Err()
-	}
-	return c
+// client returns a client of the harness's store with the write key. It
+// waits between attempts as a merchant's does (no hook of the client's
+// replaces its wait from outside its package): the tests that retry keep
+// the waits short with faults that say Retry-After: 0, and the client's own
+// tests (client/retry_test.go) check what it waits.
+func (h *harness) client(opts ...client.Option) *client.Client {
+	return client.New(h.url, h.merchant.ID, append([]client.Option{client.WithBearer(h.write)}, opts...)...)
 }
 
 // created counts the store's checkout.created events: one per session
 // created, in the session's transaction.
 func (h *harness) created() int {
 	h.t.Helper()
-	es, err := h.db.EventList(context.Background(), checkout.EventListParams{MerchantID: h.merchant.ID, Mode: checkout.ModeTest, Type: EventCheckoutCreated})
+	es, err := h.db.EventList(context.Background(), checkout.EventListParams{MerchantID: h.merchant.ID, Mode: checkout.ModeTest, Type: client.EventCheckoutCreated})
 	if err != nil {
 		h.t.Fatal(err)
 	}
@@ -104,3 +100,15 @@ func (h *harness) created() int {
 type transport func(*http.Request) (*http.Response, error)
 
 func (f transport) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
+
+func sword() client.CreateParams {
+	return client.CreateParams{Items: []client.ItemParams{{Name: "Sword", Amount: 1500}}}
+}
+
+func deref[T any](p *T) T {
+	var zero T
+	if p == nil {
+		return zero
+	}
+	return *p
+}
