@@ -3,6 +3,7 @@ module github.com/checkoutd/checkoutd
 go 1.26.8
 
 require (
+	github.com/checkoutd/checkoutd/client v0.0.0-00010101000000-000000000000
 	github.com/chromedp/cdproto v0.159.0
 	github.com/chromedp/chromedp v0.23.0
 	github.com/decred/dcrd/dcrec/secp256k1/v4 v4.4.0
@@ -76,3 +77,5 @@ require (
 )
 
 tool github.com/oapi-codegen/oapi-codegen/v2/cmd/oapi-codegen
+
+replace github.com/checkoutd/checkoutd/client => ./client

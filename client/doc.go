@@ -52,6 +52,11 @@
 // WebhookHandler wraps it into an http.Handler that reads the body as
 // received.
 //
-// The package imports nothing of checkoutd's: it is what a merchant's module
-// depends on, and its types are its own.
+// The package is a module of its own, github.com/checkoutd/checkoutd/client,
+// apart from checkoutd's and requiring no other module:
+//
+//	go get github.com/checkoutd/checkoutd/client
+//
+// adds it alone to a merchant's go.mod, and nothing to their go.sum. It
+// imports the standard library alone, and its types are its own.
 package client

@@ -159,13 +159,15 @@ func TestOpenAPIGeneratedGoClient(t *testing.T) {
 
 	// The merchant's module: checkoutd's requirements (so the generated
 	// code's imports are in the module cache), another module path, no
-	// tools.
+	// tools, and the replacement of checkoutd's client module (./client)
+	// pointing into checkoutd's tree, so that the module graph is whole.
 	mod, err := os.ReadFile(filepath.Join(root, "go.mod"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	mod = regexp.MustCompile(`(?m)^module .*$`).ReplaceAll(mod, []byte("module example.com/merchant"))
 	mod = regexp.MustCompile(`(?m)^tool .*$`).ReplaceAll(mod, nil)
+	mod = regexp.MustCompile(`(?m)=> \./`).ReplaceAllLiteral(mod, []byte("=> "+filepath.ToSlash(root)+"/"))
 	sum, err := os.ReadFile(filepath.Join(root, "go.sum"))
 	if err != nil {
 		t.Fatal(err)
