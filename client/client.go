@@ -148,6 +148,17 @@ func NewIdempotencyKey() string {
 // do sends the request, retrying what is safe to retry, and decodes the
 // envelope's data into out.
 func (c *Client) do(ctx context.Context, method, path string, body []byte, idemKey string, out any) error {
+	return c.send(ctx, method, path, body, idemKey, out, true)
+}
+
+// doOnce is do for a request that no Idempotency-Key makes safe to repeat:
+// it is retried only when the server answered that it did nothing (429,
+// 503), never after a network error, which may have lost an answer.
+func (c *Client) doOnce(ctx context.Context, method, path string, body []byte, out any) error {
+	return c.send(ctx, method, path, body, "", out, false)
+}
+
+func (c *Client) send(ctx context.Context, method, path string, body []byte, idemKey string, out any, afterNetworkErrors bool) error {
 	start := c.now()
 	for attempt := 1; ; attempt++ {
 		err := c.attempt(ctx, method, path, body, idemKey, out)
@@ -155,6 +166,10 @@ func (c *Client) do(ctx context.Context, method, path string, body []byte, idemK
 			return nil
 		}
 		wait, retry := c.retryAfter(ctx, err, attempt)
+		var ne *networkError
+		if errors.As(err, &ne) && !afterNetworkErrors {
+			retry = false
+		}
 		if !retry || attempt >= c.maxAttempts || c.now().Add(wait).Sub(start) > c.maxRetryTime || pastDeadline(ctx, wait) {
 			if attempt > 1 {
 				return fmt.Errorf("%w (after %d attempts)", err, attempt)

@@ -290,3 +290,61 @@ func TestRetryAfterSeconds(t *testing.T) {
 		}
 	}
 }
+
+// answered answers with the success envelope of data, as checkoutd does.
+func answered(status int, data string) *http.Response {
+	return &http.Response{StatusCode: status, Header: http.Header{"Content-Type": {"application/json"}},
+		Body: io.NopCloser(strings.NewReader(`{"ok":true,"data":` + data + `}`))}
+}
+
+// A refund whose answer is lost is retried with the same Idempotency-Key, as
+// a create is: the server answers the retry with the refund the first made.
+func TestRefundRetriedWithOneKey(t *testing.T) {
+	p := &proxy{fault: func(n int, r *http.Request) (*http.Response, error) {
+		if n == 1 {
+			return nil, errors.New("read: connection reset by peer (injected after the server answered)")
+		}
+		return answered(http.StatusCreated, `{"id":"re_1","object":"refund","status":"succeeded","amount":500}`), nil
+	}}
+	c := New("http://api.example.test", "s", WithHTTPClient(&http.Client{Transport: p}))
+	waitsOf(c)
+	amount := int64(500)
+	r, err := c.Refund(context.Background(), "pay_1", RefundParams{Amount: &amount, Reason: "duplicate"})
+	if err != nil || r.ID != "re_1" {
+		t.Fatalf("Refund = %+v, %v", r, err)
+	}
+	ks := p.keys()
+	if len(ks) != 2 || ks[0] != ks[1] || !keyRE.MatchString(ks[0]) {
+		t.Errorf("Idempotency-Keys sent = %q; want one key twice", ks)
+	}
+	if got := p.reqs[0].URL.Path; got != "/v1/stores/s/payments/pay_1/refunds" {
+		t.Errorf("path = %s", got)
+	}
+}
+
+// Dispute evidence is sent once and no key makes it safe to repeat: after a
+// network error, which may have lost the server's answer, it is not sent
+// again (the error says so); after a 503, which says the server did
+// nothing, it is.
+func TestDisputeEvidenceRetriedOnlyWhenNothingHappened(t *testing.T) {
+	p := &proxy{fault: func(int, *http.Request) (*http.Response, error) {
+		return nil, errors.New("read: connection reset by peer")
+	}}
+	c := New("http://api.example.test", "s", WithHTTPClient(&http.Client{Transport: p}))
+	waitsOf(c)
+	if _, err := c.SubmitDisputeEvidence(context.Background(), "dp_1", DisputeEvidence{UncategorizedText: "x"}); err == nil || len(p.reqs) != 1 {
+		t.Errorf("evidence after a network error = %v, sent %d times; want the error, sent once", err, len(p.reqs))
+	}
+	p = &proxy{fault: func(n int, _ *http.Request) (*http.Response, error) {
+		if n == 1 {
+			return unavailable(503, "1"), nil
+		}
+		return answered(http.StatusOK, `{"id":"dp_1","object":"dispute","status":"under_review"}`), nil
+	}}
+	c = New("http://api.example.test", "s", WithHTTPClient(&http.Client{Transport: p}))
+	waits := waitsOf(c)
+	d, err := c.SubmitDisputeEvidence(context.Background(), "dp_1", DisputeEvidence{UncategorizedText: "x"})
+	if err != nil || d.Status != "under_review" || len(p.reqs) != 2 || len(*waits) != 1 || (*waits)[0] < time.Second || p.reqs[0].Header.Get("Idempotency-Key") != "" {
+		t.Errorf("evidence after a 503 = %+v, %v, sent %d times, waits %v; want it sent again after Retry-After, without a key", d, err, len(p.reqs), *waits)
+	}
+}
