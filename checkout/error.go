@@ -44,6 +44,11 @@ const (
 	// payment (param amount).
 	ERefundTooLarge = "refund_amount_too_large"
 
+	// ERefundLinkClosed: a crypto refund's link takes no address now
+	// (used, expired, canceled); the message says which. The refund page
+	// shows it.
+	ERefundLinkClosed = "refund_link_closed"
+
 	// Codes of disputes, which the dashboard and the CLI show.
 	//
 	// EDisputeNotFound: no dispute of the store and mode has this id.

@@ -115,9 +115,15 @@ type Refund struct {
 	FailureCode *string
 	RequestedBy Actor
 	// DueAt is when the payments job next looks at the refund: a refund
-	// whose processor did not answer is looked up then. Nil when nothing
-	// is scheduled.
-	DueAt     *time.Time
+	// whose processor did not answer is asked again then; a crypto
+	// refund's link expires, or its payout is counted. Nil when nothing is
+	// scheduled.
+	DueAt *time.Time
+	// Crypto is how a refund of a crypto payment is paid (by the
+	// merchant, to the buyer's address); LinkToken its link's token. Nil
+	// and "" for other refunds.
+	Crypto    *CryptoRefund
+	LinkToken string
 	CreatedAt time.Time
 	UpdatedAt time.Time
 }
@@ -128,6 +134,9 @@ type RefundParams struct {
 	// left of the payment.
 	Amount *int64
 	Reason RefundReason
+	// Rate is at which rate a crypto refund is priced in its coin;
+	// RateOfPayment when "". Other refunds take none.
+	Rate RefundRate
 }
 
 // RefundTimeout is how long a refund's processor has to answer before the

@@ -85,6 +85,12 @@ type Store interface {
 
 	// RefundGet fails with not_found when there is no such refund.
 	RefundGet(ctx context.Context, id string) (*Refund, error)
+	// RefundGetByLink fails with not_found when no refund has the link
+	// token.
+	RefundGetByLink(ctx context.Context, token string) (*Refund, error)
+	// RefundListByPayout returns the pending refunds paying an address of
+	// a coin, oldest first.
+	RefundListByPayout(ctx context.Context, coin, address string) ([]*Refund, error)
 	// RefundListByPayment returns a payment's refunds, oldest first.
 	RefundListByPayment(ctx context.Context, paymentID string) ([]*Refund, error)
 	// RefundListDue returns at most limit refunds whose DueAt is at or

@@ -2,6 +2,7 @@ package storetest
 
 import (
 	"context"
+	"math/big"
 	"reflect"
 	"testing"
 	"time"
@@ -18,6 +19,7 @@ var refundTests = []struct {
 	{"Refund/RoundTrip", testRefundRoundTrip},
 	{"Refund/NotFound", testRefundNotFound},
 	{"Refund/ListDue", testRefundListDue},
+	{"Refund/Crypto", testRefundCrypto},
 }
 
 // capturedPayment stores a card payment of s that succeeded at created.
@@ -193,4 +195,69 @@ func testRefundListDue(t *testing.T, db *store.DB) {
 			t.Errorf("RefundListDue(+%v, %d) = %v, %v; want %v", tt.now, tt.limit, ids(got), err, tt.want)
 		}
 	}
+}
+
+// A crypto refund keeps its details (coin, network, rate, link, the
+// buyer's address and amount, the payout); it is found by its link token,
+// and, once it has an address, among the pending refunds paying it. Two
+// refunds cannot share a link token.
+func testRefundCrypto(t *testing.T, db *store.DB) {
+	ctx := context.Background()
+	m := newMerchant(t, db, "Acme", base)
+	s := insertSession(t, db, newSession(m, nil))
+	p := cryptoPayment(s, "0xtx", base)
+	p.Succeed(checkout.DefaultPricing, base)
+	insertPayments(t, db, p)
+	by := checkout.Actor{Kind: checkout.ActorAPIKey, ID: "key_1"}
+	r, err := checkout.NewCryptoRefund(p, checkout.RefundParams{Rate: checkout.RateCurrent}, "test", by, base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	inTx(t, db, func(tx checkout.Tx) error {
+		if err := tx.RefundInsert(ctx, r); err != nil {
+			return err
+		}
+		return tx.PaymentUpdate(ctx, p)
+	})
+	if got, err := db.RefundGetByLink(ctx, r.LinkToken); err != nil || !reflect.DeepEqual(got, r) {
+		t.Errorf("RefundGetByLink =\n%+v, %v\nwant\n%+v", got, err, r)
+	}
+	if got, err := db.RefundListByPayout(ctx, "ETH", "0xbuyer"); err != nil || len(got) != 0 {
+		t.Errorf("RefundListByPayout before the address = %v, %v; want none", got, err)
+	}
+	inTx(t, db, func(tx checkout.Tx) error {
+		cur, err := tx.RefundGetForUpdate(ctx, r.ID)
+		if err != nil {
+			return err
+		}
+		if err := cur.SetAddress("0xbuyer", big.NewInt(12345), base.Add(time.Hour)); err != nil {
+			return err
+		}
+		if err := cur.PayoutSeen("0xpayout", 4, base.Add(2*time.Hour), base.Add(time.Hour)); err != nil {
+			return err
+		}
+		r = cur
+		return tx.RefundUpdate(ctx, cur)
+	})
+	if got, err := db.RefundGet(ctx, r.ID); err != nil || !reflect.DeepEqual(got, r) || got.Crypto.AmountBase != "12345" || got.Crypto.TxHash != "0xpayout" {
+		t.Errorf("after the address and payout, RefundGet =\n%+v, %v\nwant\n%+v", got, err, r)
+	}
+	if got, err := db.RefundListByPayout(ctx, "ETH", "0xbuyer"); err != nil || len(got) != 1 || got[0].ID != r.ID {
+		t.Errorf("RefundListByPayout = %v, %v; want the refund", got, err)
+	}
+	for _, other := range [][2]string{{"BTC", "0xbuyer"}, {"ETH", "0xother"}} {
+		if got, _ := db.RefundListByPayout(ctx, other[0], other[1]); len(got) != 0 {
+			t.Errorf("RefundListByPayout(%v) = %v; want none", other, got)
+		}
+	}
+	if _, err := db.RefundGetByLink(ctx, "nope"); !checkout.IsCode(err, checkout.ENotFound) {
+		t.Errorf("RefundGetByLink of an unknown token = %v; want not_found", err)
+	}
+	p.AmountRefunding = 0 // as if the first had failed: another refund of it
+	again, err := checkout.NewCryptoRefund(p, checkout.RefundParams{Amount: ptr[int64](1)}, "test", by, base)
+	if err == nil {
+		again.LinkToken = r.LinkToken
+		err = db.InTx(ctx, func(tx checkout.Tx) error { return tx.RefundInsert(ctx, again) })
+	}
+	wantCode(t, "RefundInsert(a taken link token)", err, checkout.EConflict)
 }
