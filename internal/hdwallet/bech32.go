@@ -6,8 +6,8 @@ import (
 )
 
 // BIP 173 bech32, enough of it to encode version-0 witness addresses and to
-// decode for checks. Bech32m (BIP 350, taproot) is not needed: checkoutd
-// only pays to P2WPKH.
+// decode for checks; and BIP 350 bech32m, to check the taproot (version 1
+// and up) addresses a buyer may give for a refund (CheckAddress).
 
 const charset32 = "qpzry9x8gf2tvdw0s3jn54khce6mua7l"
 
@@ -56,9 +56,18 @@ func bech32Encode(hrp string, data []byte) string {
 	return b.String()
 }
 
+// bech32mConst is the checksum constant of bech32m (BIP 350); bech32's is 1.
+const bech32mConst = 0x2bc830a3
+
 // bech32Decode decodes s into its lower-case hrp and 5-bit data, checksum
 // removed, per BIP 173's rules (length, case, characters, checksum).
 func bech32Decode(s string) (string, []byte, error) {
+	return bech32DecodeWith(s, 1)
+}
+
+// bech32DecodeWith is bech32Decode with the checksum constant of bech32 (1)
+// or bech32m (bech32mConst).
+func bech32DecodeWith(s string, constant uint32) (string, []byte, error) {
 	if len(s) > 90 {
 		return "", nil, errBech32
 	}
@@ -88,7 +97,7 @@ func bech32Decode(s string) (string, []byte, error) {
 		}
 		data = append(data, byte(d))
 	}
-	if bech32Polymod(append(bech32HRPExpand(hrp), data...)) != 1 {
+	if bech32Polymod(append(bech32HRPExpand(hrp), data...)) != constant {
 		return "", nil, errBech32
 	}
 	return hrp, data[:len(data)-6], nil
