@@ -44,6 +44,10 @@ const (
 	// payment (param amount).
 	ERefundTooLarge = "refund_amount_too_large"
 
+	// ERefundNotCancelable: only a crypto refund whose payout has not
+	// been seen is canceled; the message says where the refund stands.
+	ERefundNotCancelable = "refund_not_cancelable"
+
 	// ERefundLinkClosed: a crypto refund's link takes no address now
 	// (used, expired, canceled); the message says which. The refund page
 	// shows it.

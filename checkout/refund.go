@@ -173,6 +173,9 @@ func (p *Payment) RefundBlock() error {
 // never together return more than p collected. A skins payment is refunded
 // whole: its items go back to the buyer.
 func NewRefund(p *Payment, params RefundParams, by Actor, now time.Time) (*Refund, error) {
+	if params.Rate != "" {
+		return nil, &Error{Code: EValidationFailed, Param: "rate", Message: "rate applies to refunds of crypto payments only."}
+	}
 	if params.Reason != "" && !validReason(params.Reason) {
 		return nil, &Error{Code: EValidationFailed, Param: "reason",
 			Message: "reason must be requested_by_customer, duplicate or fraudulent, or left out."}
@@ -229,7 +232,7 @@ func ParseRefundRequest(body []byte) (RefundParams, error) {
 		return p, err
 	}
 	v := dups
-	v.rejectUnknown("", obj, "amount", "reason")
+	v.rejectUnknown("", obj, "amount", "reason", "rate")
 	if val, ok := field(obj, "amount"); ok {
 		if n, ok := v.wantInt("amount", val, 1, MaxTotal); ok {
 			p.Amount = &n
@@ -241,6 +244,16 @@ func ParseRefundRequest(body []byte) (RefundParams, error) {
 				p.Reason = RefundReason(s)
 			} else {
 				v.add("invalid_value", "reason", fmt.Sprintf("reason must be requested_by_customer, duplicate or fraudulent; got %s.", quote(s)))
+			}
+		}
+	}
+	if val, ok := field(obj, "rate"); ok {
+		if s, ok := v.wantString("rate", val); ok {
+			switch RefundRate(s) {
+			case RateOfPayment, RateCurrent:
+				p.Rate = RefundRate(s)
+			default:
+				v.add("invalid_value", "rate", fmt.Sprintf("rate must be payment or current; got %s.", quote(s)))
 			}
 		}
 	}
@@ -326,8 +339,30 @@ type RefundJSON struct {
 	FailureCode    *string       `json:"failure_code"`
 	FailureMessage *string       `json:"failure_message"`
 	RequestedBy    ActorJSON     `json:"requested_by"`
-	CreatedAt      int64         `json:"created_at"`
-	UpdatedAt      int64         `json:"updated_at"`
+	// Crypto is how a refund of a crypto payment is paid; null for
+	// others.
+	Crypto    *CryptoRefundJSON `json:"crypto"`
+	CreatedAt int64             `json:"created_at"`
+	UpdatedAt int64             `json:"updated_at"`
+}
+
+// CryptoRefundJSON is a crypto refund's payout as the API shows it.
+type CryptoRefundJSON struct {
+	Coin    string     `json:"coin"`
+	Network string     `json:"network"`
+	Rate    RefundRate `json:"rate"`
+	// Stage is where a pending refund stands: awaiting_address (the
+	// buyer's, through LinkURL), awaiting_payout (the merchant's: pay
+	// AmountBase to Address), confirming (the payout seen).
+	Stage         string  `json:"stage"`
+	LinkURL       string  `json:"link_url"`
+	LinkExpiresAt int64   `json:"link_expires_at"`
+	Address       *string `json:"address"`
+	AmountBase    *string `json:"amount_base"`
+	// AmountCoin is AmountBase in coins ("0.0123"), as a wallet takes it.
+	AmountCoin    *string `json:"amount_coin"`
+	TxHash        *string `json:"tx_hash"`
+	Confirmations int     `json:"confirmations_needed"`
 }
 
 // ActorJSON is an Actor as the API shows it.
@@ -338,8 +373,9 @@ type ActorJSON struct {
 	Name  *string   `json:"name,omitempty"`
 }
 
-// View returns r as the API shows it.
-func (r *Refund) View() *RefundJSON {
+// View returns r as the API shows it; a crypto refund's link is under
+// checkoutBaseURL, the payment pages' address.
+func (r *Refund) View(checkoutBaseURL string) *RefundJSON {
 	v := &RefundJSON{
 		ID:          r.ID,
 		Object:      "refund",
@@ -361,6 +397,28 @@ func (r *Refund) View() *RefundJSON {
 	if r.FailureCode != nil {
 		msg := RefundFailureMessage(*r.FailureCode)
 		v.FailureMessage = &msg
+	}
+	if c := r.Crypto; c != nil {
+		stage := c.Stage()
+		if r.Status != RefundPending {
+			stage = StageDone
+		}
+		v.Crypto = &CryptoRefundJSON{Coin: c.Coin, Network: c.Network, Rate: c.Rate, Stage: stage,
+			LinkURL: checkoutBaseURL + "/refund/" + r.LinkToken, LinkExpiresAt: c.LinkExpiresAt / 1000, Confirmations: c.Confirmations}
+		coin, known := CoinByCode(c.Coin)
+		if v.Crypto.Confirmations == 0 && known { // until the payout is seen
+			v.Crypto.Confirmations = coin.Confirmations
+		}
+		if c.Address != "" {
+			v.Crypto.Address, v.Crypto.AmountBase = &c.Address, &c.AmountBase
+			if known {
+				amount := FormatCoin(c.AmountBase, coin)
+				v.Crypto.AmountCoin = &amount
+			}
+		}
+		if c.TxHash != "" {
+			v.Crypto.TxHash = &c.TxHash
+		}
 	}
 	return v
 }

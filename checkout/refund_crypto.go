@@ -38,11 +38,13 @@ const (
 // free again.
 const RefundLinkTTL = 7 * 24 * time.Hour
 
-// Crypto refund stages, while the refund is pending.
+// Crypto refund stages: where a pending one stands, then done.
 const (
 	StageAwaitingAddress = "awaiting_address"
 	StageAwaitingPayout  = "awaiting_payout"
 	StageConfirming      = "confirming"
+	// StageDone: the refund succeeded or was canceled (its Status says).
+	StageDone = "done"
 )
 
 // CryptoRefund is how a crypto refund is paid.
@@ -94,6 +96,7 @@ func NewCryptoRefund(p *Payment, params RefundParams, network string, by Actor, 
 	if rate != RateOfPayment && rate != RateCurrent {
 		return nil, &Error{Code: EValidationFailed, Param: "rate", Message: "rate must be payment or current, or left out."}
 	}
+	params.Rate = ""
 	r, err := NewRefund(p, params, by, now)
 	if err != nil {
 		return nil, err

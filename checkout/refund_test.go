@@ -78,7 +78,7 @@ func TestRefundParts(t *testing.T) {
 	if r2.Status != checkout.RefundFailed || *r2.FailureCode != checkout.RefundFailExpiredOrCanceledCard || p.Refundable() != 3000 || p.Status != checkout.PaymentPartiallyRefunded {
 		t.Errorf("after a failed refund: %+v; refundable %d, %s", r2, p.Refundable(), p.Status)
 	}
-	v := r2.View()
+	v := r2.View("https://pay.example")
 	if v.Object != "refund" || v.Status != checkout.RefundFailed || v.FailureMessage == nil || v.Reason != nil || v.PaymentID != p.ID || v.RequestedBy.Email == nil {
 		t.Errorf("View of the failed refund = %+v", v)
 	}

@@ -91,6 +91,9 @@ type Store interface {
 	// RefundListByPayout returns the pending refunds paying an address of
 	// a coin, oldest first.
 	RefundListByPayout(ctx context.Context, coin, address string) ([]*Refund, error)
+	// RefundListAwaitingPayout returns the pending refunds with a payout
+	// address, oldest first.
+	RefundListAwaitingPayout(ctx context.Context) ([]*Refund, error)
 	// RefundListByPayment returns a payment's refunds, oldest first.
 	RefundListByPayment(ctx context.Context, paymentID string) ([]*Refund, error)
 	// RefundListDue returns at most limit refunds whose DueAt is at or

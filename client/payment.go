@@ -35,8 +35,31 @@ type Refund struct {
 	FailureCode    *string `json:"failure_code"`
 	FailureMessage *string `json:"failure_message"`
 	RequestedBy    Actor   `json:"requested_by"`
-	CreatedAt      int64   `json:"created_at"`
-	UpdatedAt      int64   `json:"updated_at"`
+	// Crypto is how a refund of a crypto payment is paid; nil for others.
+	Crypto    *CryptoRefund `json:"crypto"`
+	CreatedAt int64         `json:"created_at"`
+	UpdatedAt int64         `json:"updated_at"`
+}
+
+// CryptoRefund is a crypto refund's payout. checkoutd sends no coins: the
+// buyer gives an address at LinkURL, which prices the refund; the
+// merchant pays AmountCoin to Address from their wallet; checkoutd sees
+// the payout, and at ConfirmationsNeeded the refund succeeds.
+type CryptoRefund struct {
+	Coin    string `json:"coin"`    // BTC, LTC, ETH
+	Network string `json:"network"` // main, test, regtest
+	Rate    string `json:"rate"`    // payment, current
+	// Stage is awaiting_address, awaiting_payout, confirming or done.
+	Stage         string  `json:"stage"`
+	LinkURL       string  `json:"link_url"` // send it to the buyer
+	LinkExpiresAt int64   `json:"link_expires_at"`
+	Address       *string `json:"address"`     // nil until given
+	AmountBase    *string `json:"amount_base"` // base units, decimal
+	AmountCoin    *string `json:"amount_coin"` // "0.0123"
+	TxHash        *string `json:"tx_hash"`     // nil until seen
+	// ConfirmationsNeeded is the payout's depth at which the refund
+	// succeeds.
+	ConfirmationsNeeded int `json:"confirmations_needed"`
 }
 
 // Actor is who did something: a member of the store in the dashboard
@@ -56,6 +79,9 @@ type RefundParams struct {
 	Amount *int64 `json:"amount,omitempty"`
 	// Reason is requested_by_customer, duplicate or fraudulent, or "".
 	Reason string `json:"reason,omitempty"`
+	// Rate, for a crypto payment only, prices the refund in the coin:
+	// "payment" (the default: at the payment's rate) or "current".
+	Rate string `json:"rate,omitempty"`
 	// IdempotencyKey makes the refund safe to retry across calls (a
 	// retry after a crash, say): the same key answers with the refund its
 	// first request made. Empty, Refund makes one for the call, which its
@@ -131,6 +157,16 @@ func (c *Client) Refund(ctx context.Context, paymentID string, p RefundParams) (
 func (c *Client) GetRefund(ctx context.Context, id string) (*Refund, error) {
 	var r Refund
 	if err := c.do(ctx, http.MethodGet, c.storePath("refunds", id), nil, "", &r); err != nil {
+		return nil, err
+	}
+	return &r, nil
+}
+
+// CancelRefund cancels a crypto refund whose payout has not been seen (a
+// key with refunds:write); one canceled already comes back as it is.
+func (c *Client) CancelRefund(ctx context.Context, id string) (*Refund, error) {
+	var r Refund
+	if err := c.do(ctx, http.MethodPost, c.storePath("refunds", id)+"/cancel", nil, "", &r); err != nil {
 		return nil, err
 	}
 	return &r, nil

@@ -49,6 +49,15 @@ func newAdmin(e env, name, synopsis string) *admin {
 	return a
 }
 
+// withCheckoutBaseURL adds --checkout-base-url, for the commands that
+// print links to the payment pages (a crypto refund's), and returns where
+// its value goes.
+func (a *admin) withCheckoutBaseURL() *string {
+	var base string
+	a.fs.StringVar(&base, "checkout-base-url", "http://127.0.0.1:8080", "public address of the payment pages, as serve's --checkout-base-url: the links printed are under it")
+	return &base
+}
+
 // run parses args, opens the store and calls fn with a service on it and
 // the positional arguments.
 func (a *admin) run(ctx context.Context, args []string, fn func(svc *service.Service, rest []string) error) error {

@@ -24,6 +24,7 @@ func paymentsCmd(ctx context.Context, e env, args []string) error {
 func paymentsGet(ctx context.Context, e env, args []string) error {
 	const synopsis = "payments get PAY_ID [--json]"
 	a := newAdmin(e, "payments get", synopsis)
+	base := a.withCheckoutBaseURL()
 	return a.runOne(ctx, args, synopsis, func(svc *service.Service, id string) error {
 		p, err := svc.Store().PaymentGet(ctx, id)
 		if err != nil {
@@ -37,22 +38,25 @@ func paymentsGet(ctx context.Context, e env, args []string) error {
 		if err != nil {
 			return err
 		}
-		return a.print(api.NewPaymentJSON(p, rs, d), func(w io.Writer) { printPayment(w, p, rs) })
+		return a.print(api.NewPaymentJSON(p, rs, d, *base), func(w io.Writer) { printPayment(w, p, rs) })
 	})
 }
 
 func paymentsRefund(ctx context.Context, e env, args []string) error {
-	const synopsis = "payments refund PAY_ID [--amount N] [--reason requested_by_customer|duplicate|fraudulent] [--json]"
+	const synopsis = "payments refund PAY_ID [--amount N] [--reason requested_by_customer|duplicate|fraudulent] [--rate payment|current] [--json]"
 	a := newAdmin(e, "payments refund", synopsis)
+	base := a.withCheckoutBaseURL()
 	var amount int64
 	var reason string
 	a.fs.Int64Var(&amount, "amount", 0, "what to refund, in minor units (cents); all that is left of the payment when not given")
 	a.fs.StringVar(&reason, "reason", "", "why: requested_by_customer, duplicate or fraudulent (optional)")
+	var rate string
+	a.fs.StringVar(&rate, "rate", "", "a crypto payment's refund: priced at the payment's rate (payment, the default) or at the rate when the buyer gives the address (current)")
 	// The CLI refunds through the test-mode simulators, as serve does;
 	// live mode has no card or skins processor to refund through yet.
 	a.procs = pay.Registry{Test: pay.Simulators()}
 	return a.runOne(ctx, args, synopsis, func(svc *service.Service, id string) error {
-		params := checkout.RefundParams{Reason: checkout.RefundReason(reason)}
+		params := checkout.RefundParams{Reason: checkout.RefundReason(reason), Rate: checkout.RefundRate(rate)}
 		if flagSet(a.fs, "amount") {
 			params.Amount = &amount
 		}
@@ -64,8 +68,8 @@ func paymentsRefund(ctx context.Context, e env, args []string) error {
 		if err != nil {
 			return err
 		}
-		return a.print(out.Refund.View(), func(w io.Writer) {
-			printRefund(w, out.Refund)
+		return a.print(out.Refund.View(*base), func(w io.Writer) {
+			printRefund(w, out.Refund, *base)
 			fmt.Fprintln(w)
 			printPayment(w, out.Payment, rs)
 		})
@@ -91,7 +95,7 @@ func cliActor(e env) checkout.Actor {
 	return checkout.Actor{Kind: checkout.ActorCLI, Name: name}
 }
 
-func printRefund(w io.Writer, r *checkout.Refund) {
+func printRefund(w io.Writer, r *checkout.Refund, checkoutBaseURL string) {
 	fmt.Fprintf(w, "refund:\t%s\nstatus:\t%s\namount:\t%s\n", r.ID, r.Status, checkout.FormatAmount(r.Amount, r.Currency))
 	if r.Reason != "" {
 		fmt.Fprintf(w, "reason:\t%s\n", r.Reason)
@@ -99,7 +103,17 @@ func printRefund(w io.Writer, r *checkout.Refund) {
 	if r.FailureCode != nil {
 		fmt.Fprintf(w, "failure:\t%s: %s\n", *r.FailureCode, checkout.RefundFailureMessage(*r.FailureCode))
 	}
-	if r.Status == checkout.RefundPending {
+	switch {
+	case r.Status == checkout.RefundPending && r.Crypto != nil && r.Crypto.Address == "":
+		fmt.Fprintf(w, "\nSend the buyer this link, where they give the address to refund to (it expires %s):\n%s/refund/%s\n",
+			time.UnixMilli(r.Crypto.LinkExpiresAt).UTC().Format(time.RFC3339), checkoutBaseURL, r.LinkToken)
+	case r.Status == checkout.RefundPending && r.Crypto != nil && r.Crypto.TxHash == "":
+		coin, _ := checkout.CoinByCode(r.Crypto.Coin)
+		fmt.Fprintf(w, "\nPay %s %s to %s from your wallet: checkoutd sees the transaction and completes the refund.\n",
+			checkout.FormatCoin(r.Crypto.AmountBase, coin), r.Crypto.Coin, r.Crypto.Address)
+	case r.Status == checkout.RefundPending && r.Crypto != nil:
+		fmt.Fprintf(w, "\nThe payout %s is confirming.\n", r.Crypto.TxHash)
+	case r.Status == checkout.RefundPending:
 		fmt.Fprintln(w, "\nThe processor has not answered yet: the payments job of checkoutd serve asks it again until it does.")
 	}
 }

@@ -19,11 +19,11 @@ type PaymentJSON struct {
 }
 
 // NewPaymentJSON returns p with its refunds and dispute (nil when none) as
-// the API shows them.
-func NewPaymentJSON(p *checkout.Payment, rs []*checkout.Refund, d *checkout.Dispute) *PaymentJSON {
+// the API shows them, crypto refunds' links under checkoutBaseURL.
+func NewPaymentJSON(p *checkout.Payment, rs []*checkout.Refund, d *checkout.Dispute, checkoutBaseURL string) *PaymentJSON {
 	j := &PaymentJSON{PaymentJSON: p.View(), AmountRefunding: p.AmountRefunding, Refunds: make([]*checkout.RefundJSON, len(rs))}
 	for i, r := range rs {
-		j.Refunds[i] = r.View()
+		j.Refunds[i] = r.View(checkoutBaseURL)
 	}
 	if d != nil {
 		j.Dispute = d.View()
@@ -75,7 +75,7 @@ func HandleCreateRefund(svc *service.Service) http.Handler {
 		if out.Replayed {
 			w.Header().Set("Idempotent-Replayed", "true")
 		}
-		web.WriteData(w, http.StatusCreated, out.Refund.View())
+		web.WriteData(w, http.StatusCreated, out.Refund.View(svc.CheckoutBaseURL()))
 	})
 }
 
@@ -106,7 +106,7 @@ func HandleGetPayment(svc *service.Service) http.Handler {
 			web.WriteError(w, r, err)
 			return
 		}
-		web.WriteData(w, http.StatusOK, NewPaymentJSON(p, rs, d))
+		web.WriteData(w, http.StatusOK, NewPaymentJSON(p, rs, d, svc.CheckoutBaseURL()))
 	})
 }
 
@@ -178,7 +178,29 @@ func HandleGetRefund(svc *service.Service) http.Handler {
 			web.WriteError(w, r, err)
 			return
 		}
-		web.WriteData(w, http.StatusOK, ref.View())
+		web.WriteData(w, http.StatusOK, ref.View(svc.CheckoutBaseURL()))
+	})
+}
+
+// HandleCancelRefund serves POST
+// /v1/stores/{storeId}/refunds/{refundId}/cancel: refunds:write, no body.
+// It answers 200 with the refund, canceled: a crypto refund whose payout
+// has not been seen. Any other is 409 refund_not_cancelable; a canceled
+// one is answered as it is, so that a retry after a lost answer succeeds.
+func HandleCancelRefund(svc *service.Service) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		key := KeyFrom(r.Context())
+		storeID, err := scopedParams(r, key, checkout.PermRefundsWrite, "refundId", checkout.PrefixRefund)
+		if err != nil {
+			web.WriteError(w, r, err)
+			return
+		}
+		out, err := svc.CancelRefund(r.Context(), checkout.Scope{MerchantID: storeID, Mode: key.Mode}, r.PathValue("refundId"))
+		if err != nil {
+			web.WriteError(w, r, err)
+			return
+		}
+		web.WriteData(w, http.StatusOK, out.Refund.View(svc.CheckoutBaseURL()))
 	})
 }
 

@@ -39,6 +39,7 @@ func TestStructsCoverOpenAPISchemas(t *testing.T) {
 		"Payment":               client.Payment{},
 		"PaymentWithRefunds":    client.PaymentDetail{},
 		"Refund":                client.Refund{},
+		"CryptoRefund":          client.CryptoRefund{},
 		"CreateRefundRequest":   client.RefundParams{},
 		"Actor":                 client.Actor{},
 		"Dispute":               client.Dispute{},

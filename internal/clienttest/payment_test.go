@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 
@@ -103,6 +104,66 @@ func TestDisputeThroughTheClient(t *testing.T) {
 		}
 		if d, err := c.GetDispute(ctx, d.ID); err != nil || d.Status != "won" || d.ClosedAt == nil {
 			t.Errorf("GetDispute after the decision = %+v, %v; want won", d, err)
+		}
+	})
+}
+
+// A crypto payment refunded through the client: the refund comes back
+// pending with the buyer's link, priced at the rate asked; the buyer gives
+// an address; CancelRefund cancels it before the payout, and again
+// harmlessly; a card refund is not cancelable.
+func TestCryptoRefundThroughTheClient(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		clk := clock.NewFake(time.Now())
+		h := newHarness(t, db, func(c *app.Config) { c.Now = clk.Now })
+		ctx := context.Background()
+		svc := h.app.Service
+		c := client.New(h.url, h.merchant.ID, client.WithBearer(h.key(checkout.ModeTest, checkout.PermRefundsWrite)))
+		writer := client.New(h.url, h.merchant.ID, client.WithBearer(h.write))
+		s, err := writer.Create(ctx, client.CreateParams{Items: []client.ItemParams{{Name: "Sword", Amount: 1500}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := svc.CryptoQuote(ctx, s.ID, "ETH"); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := svc.SimulateCryptoPayment(ctx, s.ID, "ETH"); err != nil {
+			t.Fatal(err)
+		}
+		clk.Advance(time.Hour)
+		if _, err := svc.ProcessAllDuePayments(ctx); err != nil {
+			t.Fatal(err)
+		}
+		got, err := writer.Get(ctx, s.ID)
+		if err != nil || got.PaymentID == nil {
+			t.Fatalf("the session paid in ETH = %+v, %v", got, err)
+		}
+
+		r, err := c.Refund(ctx, *got.PaymentID, client.RefundParams{Rate: "current"})
+		if err != nil || r.Status != "pending" || r.Crypto == nil || r.Crypto.Coin != "ETH" || r.Crypto.Rate != "current" || r.Crypto.Stage != "awaiting_address" || r.Crypto.LinkURL == "" {
+			t.Fatalf("Refund = %+v, %v", r, err)
+		}
+		token := r.Crypto.LinkURL[strings.LastIndex(r.Crypto.LinkURL, "/")+1:]
+		if _, err := svc.GiveRefundAddress(ctx, token, "0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed"); err != nil {
+			t.Fatal(err)
+		}
+		r, err = c.GetRefund(ctx, r.ID)
+		if err != nil || r.Crypto.Stage != "awaiting_payout" || r.Crypto.Address == nil || r.Crypto.AmountCoin == nil || r.Crypto.AmountBase == nil {
+			t.Fatalf("GetRefund after the address = %+v, %v", r.Crypto, err)
+		}
+		for range 2 {
+			if r, err := c.CancelRefund(ctx, r.ID); err != nil || r.Status != "canceled" || r.Crypto.Stage != "done" {
+				t.Errorf("CancelRefund = %+v, %v; want canceled", r, err)
+			}
+		}
+		cardRefund, err := c.Refund(ctx, h.paid("4242424242424242"), client.RefundParams{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = c.CancelRefund(ctx, cardRefund.ID)
+		var ce *client.Error
+		if !errors.As(err, &ce) || ce.Code != "refund_not_cancelable" || ce.StatusCode != 409 {
+			t.Errorf("CancelRefund of a card refund = %v; want refund_not_cancelable, 409", err)
 		}
 	})
 }

@@ -24,9 +24,9 @@ func TestCheckAddress(t *testing.T) {
 		{BTC, Mainnet, "BC1QW508D6QEJXTDG4Y5R3ZARVARY0C5XW7KV8F3T4", ""},
 		{BTC, Mainnet, "bc1p0xlxvlhemja6c4dqv22uapctqupfhlxm9h8z3k2e72q4k9hcz7vqzk5jj0", ""},
 		{BTC, Testnet, "tb1qw508d6qejxtdg4y5r3zarvary0c5xw7kxpjzsx", ""},
-		{BTC, Mainnet, "bc1qw508d6qejxtdg4y5r3zarvary0c5xw7kemeawh", "checksum"}, // v0 with bech32m's checksum
+		{BTC, Mainnet, "bc1qw508d6qejxtdg4y5r3zarvary0c5xw7kemeawh", "checksum"},                     // v0 with bech32m's checksum
 		{BTC, Mainnet, "bc1p0xlxvlhemja6c4dqv22uapctqupfhlxm9h8z3k2e72q4k9hcz7vqh2y7hd", "checksum"}, // v1 with bech32's
-		{BTC, Mainnet, "bc1qw508d6qejxtdg4y5r3zarvary0c5xw7kv8f3t5", "checksum"},                      // a typo
+		{BTC, Mainnet, "bc1qw508d6qejxtdg4y5r3zarvary0c5xw7kv8f3t5", "checksum"},                     // a typo
 		{BTC, Mainnet, "tb1qw508d6qejxtdg4y5r3zarvary0c5xw7kxpjzsx", "another network"},
 		{BTC, Regtest, segwitV0Address("bcrt", hash), ""},
 		{BTC, Mainnet, legacy(0x00), ""},

@@ -178,3 +178,79 @@ func TestRefundAPIIdempotencyKey(t *testing.T) {
 		}
 	})
 }
+
+// paidByCrypto creates a session with the harness key, pays it in coin on
+// the simulated network and waits out its confirmations; it returns the
+// payment's id.
+func (h *harness) paidByCrypto(coin string) string {
+	h.t.Helper()
+	ctx := context.Background()
+	s := h.mustCreate(swordBody)
+	if _, err := h.svc.CryptoQuote(ctx, s.ID, coin); err != nil {
+		h.t.Fatal(err)
+	}
+	if _, err := h.svc.SimulateCryptoPayment(ctx, s.ID, coin); err != nil {
+		h.t.Fatal(err)
+	}
+	h.clock.Advance(time.Hour)
+	if _, err := h.svc.ProcessAllDuePayments(ctx); err != nil {
+		h.t.Fatal(err)
+	}
+	got, err := h.db.SessionGet(ctx, s.ID)
+	if err != nil || got.PaymentID == nil {
+		h.t.Fatalf("the session paid in %s = %+v, %v", coin, got, err)
+	}
+	return *got.PaymentID
+}
+
+// A crypto refund through the API: created pending with a link for the
+// buyer (rate chosen, or the payment's by default), shown so by GET, and
+// canceled by its cancel door, again harmlessly; a rate is refused for a
+// card payment, and a card refund cannot be canceled. Every answer is
+// checked against the OpenAPI document.
+func TestCryptoRefundAPI(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		h := newHarness(t, db)
+		_, refunder := h.newKey(h.store.ID, checkout.ModeTest, checkout.PermRefundsWrite)
+		_, reader := h.newKey(h.store.ID, checkout.ModeTest, checkout.PermCheckoutsRead)
+		id := h.paidByCrypto("LTC")
+		base := "/v1/stores/" + h.store.ID
+
+		r := h.do(request{method: "POST", path: base + "/payments/" + id + "/refunds", secret: refunder, body: `{"amount":700,"rate":"current"}`})
+		if r.Status != http.StatusCreated {
+			t.Fatalf("POST refunds = %d %s", r.Status, r.Body)
+		}
+		ref := refundOf(t, r)
+		c := ref.Crypto
+		if ref.Status != checkout.RefundPending || c == nil || c.Coin != "LTC" || c.Rate != checkout.RateCurrent || c.Stage != checkout.StageAwaitingAddress ||
+			!strings.HasPrefix(c.LinkURL, "http") || !strings.Contains(c.LinkURL, "/refund/") || c.Address != nil || c.AmountBase != nil || c.TxHash != nil ||
+			c.LinkExpiresAt != h.clock.Now().Add(checkout.RefundLinkTTL).Unix() {
+			t.Errorf("the crypto refund = %s", r.Body)
+		}
+		r = h.do(request{method: "GET", path: base + "/refunds/" + ref.ID, secret: reader})
+		if got := refundOf(t, r); r.Status != http.StatusOK || got.Crypto == nil || got.Crypto.LinkURL != c.LinkURL {
+			t.Errorf("GET the refund = %d %s", r.Status, r.Body)
+		}
+		cancel := base + "/refunds/" + ref.ID + "/cancel"
+		wantError(t, h.do(request{method: "POST", path: cancel, secret: reader}), http.StatusForbidden, checkout.EPermissionDenied)
+		for i := range 2 {
+			r = h.do(request{method: "POST", path: cancel, secret: refunder})
+			if got := refundOf(t, r); r.Status != http.StatusOK || got.Status != checkout.RefundCanceled || got.Crypto.Stage != checkout.StageDone {
+				t.Errorf("cancel #%d = %d %s; want 200, canceled", i+1, r.Status, r.Body)
+			}
+		}
+		// The payment's default rate; the whole payment is free again.
+		r = h.do(request{method: "POST", path: base + "/payments/" + id + "/refunds", secret: refunder})
+		if got := refundOf(t, r); r.Status != http.StatusCreated || got.Amount != 1500 || got.Crypto.Rate != checkout.RateOfPayment {
+			t.Errorf("a refund of all after the cancel = %d %s", r.Status, r.Body)
+		}
+
+		card := h.paid("4242424242424242")
+		wantError(t, h.do(request{method: "POST", path: base + "/payments/" + card + "/refunds", secret: refunder, body: `{"rate":"current"}`}), http.StatusBadRequest, checkout.EValidationFailed)
+		wantError(t, h.do(request{method: "POST", path: base + "/payments/" + id + "/refunds", secret: refunder, body: `{"rate":"today"}`}), http.StatusBadRequest, checkout.EValidationFailed)
+		r = h.do(request{method: "POST", path: base + "/payments/" + card + "/refunds", secret: refunder})
+		cardRefund := refundOf(t, r)
+		wantError(t, h.do(request{method: "POST", path: base + "/refunds/" + cardRefund.ID + "/cancel", secret: refunder}), http.StatusConflict, checkout.ERefundNotCancelable)
+		wantError(t, h.do(request{method: "POST", path: base + "/refunds/re_" + strings.Repeat("0", 32) + "/cancel", secret: refunder}), http.StatusNotFound, checkout.ERefundNotFound)
+	})
+}

@@ -22,6 +22,7 @@ func addRoutes(r *router, d Deps) {
 	r.handle("GET /v1/stores/{storeId}/payments/{paymentId}", merchant(api.HandleGetPayment(d.Service)))
 	r.handle("POST /v1/stores/{storeId}/payments/{paymentId}/refunds", merchant(api.HandleCreateRefund(d.Service)))
 	r.handle("GET /v1/stores/{storeId}/refunds/{refundId}", merchant(api.HandleGetRefund(d.Service)))
+	r.handle("POST /v1/stores/{storeId}/refunds/{refundId}/cancel", merchant(api.HandleCancelRefund(d.Service)))
 	r.handle("GET /v1/stores/{storeId}/disputes/{disputeId}", merchant(api.HandleGetDispute(d.Service)))
 	r.handle("POST /v1/stores/{storeId}/disputes/{disputeId}/evidence", merchant(api.HandleDisputeEvidence(d.Service)))
 	// checkoutd listen's doors (docs/webhooks.md, Local development).

@@ -187,6 +187,13 @@ func (s *Service) ScanCrypto(ctx context.Context) (int, error) {
 		return 0, err
 	}
 	for _, r := range rs {
+		// A refund's payout, to the buyer's address (refund_crypto.go).
+		if refund, err := s.recordRefundPayout(ctx, r); refund || err != nil {
+			if err != nil {
+				return 0, err
+			}
+			continue
+		}
 		q, err := s.store.CryptoQuoteByAddress(ctx, r.Coin, r.Address)
 		if checkout.IsCode(err, checkout.ENotFound) {
 			// An address of the wallet no quote has (an index skipped, a
@@ -344,6 +351,18 @@ func (s *Service) watchOpenQuotes(ctx context.Context, n pay.LiveCryptoNetwork) 
 		for _, a := range addrs {
 			if err := n.Watch(ctx, c.Code, a); err != nil {
 				return fmt.Errorf("watch %s address again: %w", c.Code, err)
+			}
+		}
+	}
+	// And the buyers' addresses of the refunds awaiting their payout.
+	rs, err := s.store.RefundListAwaitingPayout(ctx)
+	if err != nil {
+		return err
+	}
+	for _, r := range rs {
+		if r.Mode.Live() && n.Offers(r.Crypto.Coin) {
+			if err := n.Watch(ctx, r.Crypto.Coin, r.Crypto.Address); err != nil {
+				return fmt.Errorf("watch a refund's %s address again: %w", r.Crypto.Coin, err)
 			}
 		}
 	}

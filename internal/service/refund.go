@@ -82,7 +82,15 @@ func (s *Service) RefundPayment(ctx context.Context, req RefundRequest) (*Refund
 			return out, err
 		}
 	}
-	refunder, err := s.refunder(p)
+	// A crypto refund is paid by the merchant, to an address the buyer
+	// gives through its link (refund_crypto.go): no processor is asked.
+	var refunder pay.Refunder
+	var network string
+	if p.Method == checkout.MethodCrypto {
+		network, err = s.refundNetwork(p)
+	} else {
+		refunder, err = s.refunder(p)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -93,12 +101,19 @@ func (s *Service) RefundPayment(ctx context.Context, req RefundRequest) (*Refund
 			return err
 		}
 		now := s.now()
-		r, err := checkout.NewRefund(p, req.Params, req.By, now)
+		var r *checkout.Refund
+		if refunder == nil {
+			r, err = checkout.NewCryptoRefund(p, req.Params, network, req.By, now)
+		} else {
+			r, err = checkout.NewRefund(p, req.Params, req.By, now)
+		}
 		if err != nil {
 			return err
 		}
-		due := now.Add(checkout.RefundTimeout)
-		r.DueAt = &due
+		if r.Crypto == nil {
+			due := now.Add(checkout.RefundTimeout)
+			r.DueAt = &due
+		}
 		if req.IdempotencyKey != "" {
 			err := tx.IdempotencyInsert(ctx, &checkout.IdempotencyRecord{
 				MerchantID: p.MerchantID, Mode: p.Mode, Key: req.IdempotencyKey,
@@ -123,6 +138,9 @@ func (s *Service) RefundPayment(ctx context.Context, req RefundRequest) (*Refund
 	}
 	if err != nil {
 		return nil, err
+	}
+	if refunder == nil {
+		return out, nil // the buyer's address, then the merchant's payout
 	}
 	// The processor call and the settlement outlive the request: a
 	// merchant who closes the page mid-refund must not leave the outcome
@@ -193,6 +211,10 @@ func (s *Service) RefundBlock(p *checkout.Payment) error {
 	if err := p.RefundBlock(); err != nil {
 		return err
 	}
+	if p.Method == checkout.MethodCrypto {
+		_, err := s.refundNetwork(p)
+		return err
+	}
 	_, err := s.refunder(p)
 	return err
 }
@@ -211,11 +233,7 @@ func (s *Service) refunder(p *checkout.Payment) (pay.Refunder, error) {
 			r = procs.Skins
 		}
 	}
-	switch {
-	case r == nil && p.Method == checkout.MethodCrypto:
-		return nil, checkout.Errorf(checkout.EPaymentNotRefundable,
-			"Payment %s is a crypto payment: checkoutd holds no private key, so it cannot send coins back. Send them to the buyer from your own wallet, to an address they give you.", p.ID)
-	case r == nil:
+	if r == nil {
 		return nil, checkout.Errorf(checkout.EPaymentNotRefundable,
 			"Payment %s cannot be refunded here: no %s processor of %s mode refunds it. Return the money to the buyer yourself.", p.ID, p.Method, p.Mode)
 	}
@@ -293,6 +311,9 @@ func (s *Service) ProcessDueRefunds(ctx context.Context, limit int) (int, error)
 }
 
 func (s *Service) processDueRefund(ctx context.Context, r *checkout.Refund) (bool, error) {
+	if r.Crypto != nil {
+		return s.processDueCryptoRefund(ctx, r)
+	}
 	p, err := s.store.PaymentGet(ctx, r.PaymentID)
 	if err != nil {
 		return false, err

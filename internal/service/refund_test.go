@@ -384,7 +384,8 @@ func TestRefundIdempotencyKey(t *testing.T) {
 
 // RefundBlock answers, before anything is asked, what RefundPayment would
 // refuse whatever the amount: the payment's own reasons, and a method or
-// mode with no processor that refunds (crypto; live cards here).
+// mode with no processor that refunds (live cards here; live crypto on a
+// server with no node to watch the payout).
 func TestRefundBlock(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		f := newPayFixture(t, db)
@@ -397,12 +398,19 @@ func TestRefundBlock(t *testing.T) {
 			c(&q)
 			return &q
 		}
+		cryptoOf := func(q *checkout.Payment) {
+			q.Method, q.CardLast4, q.CardBrand = checkout.MethodCrypto, nil, nil
+			q.Crypto = &checkout.CryptoDetails{Coin: "LTC", Address: "tltc1qtest", AmountBase: "12000000"}
+		}
+		if err := f.svc.RefundBlock(change(cryptoOf)); err != nil {
+			t.Errorf("RefundBlock of a test crypto payment = %v; want nil (refunded through a link)", err)
+		}
 		for what, q := range map[string]*checkout.Payment{
-			"disputed":          change(func(q *checkout.Payment) { q.Status = checkout.PaymentDisputed }),
-			"refunded in full":  change(func(q *checkout.Payment) { q.AmountRefunded, q.Status = q.Amount, checkout.PaymentRefunded }),
-			"crypto":            change(func(q *checkout.Payment) { q.Method, q.CardLast4, q.CardBrand = checkout.MethodCrypto, nil, nil }),
-			"a live card":       change(func(q *checkout.Payment) { q.Mode = checkout.ModeLive }),
-			"not collected yet": change(func(q *checkout.Payment) { q.Status = checkout.PaymentProcessing }),
+			"disputed":             change(func(q *checkout.Payment) { q.Status = checkout.PaymentDisputed }),
+			"refunded in full":     change(func(q *checkout.Payment) { q.AmountRefunded, q.Status = q.Amount, checkout.PaymentRefunded }),
+			"live crypto, no node": change(func(q *checkout.Payment) { cryptoOf(q); q.Mode = checkout.ModeLive }),
+			"a live card":          change(func(q *checkout.Payment) { q.Mode = checkout.ModeLive }),
+			"not collected yet":    change(func(q *checkout.Payment) { q.Status = checkout.PaymentProcessing }),
 		} {
 			if err := f.svc.RefundBlock(q); !checkout.IsCode(err, checkout.EPaymentNotRefundable) {
 				t.Errorf("RefundBlock of a payment %s = %v; want payment_not_refundable", what, err)

@@ -226,6 +226,10 @@ type URLChecker interface {
 // Store returns the store the service writes to.
 func (s *Service) Store() checkout.Store { return s.store }
 
+// CheckoutBaseURL returns the address of the payment pages: a crypto
+// refund's link is under it.
+func (s *Service) CheckoutBaseURL() string { return s.checkoutBaseURL }
+
 // Now returns the service's current time.
 func (s *Service) Now() time.Time { return s.now() }
 

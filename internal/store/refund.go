@@ -135,6 +135,16 @@ func (db *DB) RefundListByPayout(ctx context.Context, coin, address string) ([]*
 	return collect(db, rows, scanRefund)
 }
 
+// RefundListAwaitingPayout returns the pending refunds with a payout
+// address: the addresses a live node watches for them.
+func (db *DB) RefundListAwaitingPayout(ctx context.Context) ([]*checkout.Refund, error) {
+	rows, err := db.readRows(ctx, `SELECT `+refundColumns+` FROM refunds WHERE payout_address IS NOT NULL AND status = 'pending' ORDER BY created_at_ms, id`)
+	if err != nil {
+		return nil, db.translate(err)
+	}
+	return collect(db, rows, scanRefund)
+}
+
 // RefundListByPayment returns a payment's refunds, oldest first.
 func (db *DB) RefundListByPayment(ctx context.Context, paymentID string) ([]*checkout.Refund, error) {
 	rows, err := db.readRows(ctx, `SELECT `+refundColumns+` FROM refunds WHERE payment_id = $1 ORDER BY created_at_ms, id`, paymentID)

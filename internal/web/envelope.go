@@ -30,6 +30,7 @@ var statusOf = map[string]int{
 	checkout.ERefundNotFound:         http.StatusNotFound,
 	checkout.EPaymentNotRefundable:   http.StatusConflict,
 	checkout.ERefundTooLarge:         http.StatusConflict,
+	checkout.ERefundNotCancelable:    http.StatusConflict,
 	checkout.EDisputeNotFound:        http.StatusNotFound,
 	checkout.EDisputeClosed:          http.StatusConflict,
 	checkout.EPayloadTooLarge:        http.StatusRequestEntityTooLarge,
