@@ -18,9 +18,13 @@ const (
 	csrfField  = "csrf_token"
 )
 
-// csrfToken returns the request's token, setting a new cookie when it has
-// none.
-func csrfToken(w http.ResponseWriter, r *http.Request) string {
+// invoiceCookiePath is where the payment page's cookie goes; the refund
+// page's goes to /refund/.
+const invoiceCookiePath = "/invoice/"
+
+// csrfToken returns the request's token, setting a new cookie for the
+// pages under path when it has none.
+func csrfToken(w http.ResponseWriter, r *http.Request, path string) string {
 	if c, err := r.Cookie(csrfCookie); err == nil && len(c.Value) == 43 {
 		return c.Value
 	}
@@ -28,7 +32,7 @@ func csrfToken(w http.ResponseWriter, r *http.Request) string {
 	rand.Read(b)
 	tok := base64.RawURLEncoding.EncodeToString(b)
 	http.SetCookie(w, &http.Cookie{
-		Name: csrfCookie, Value: tok, Path: "/invoice/",
+		Name: csrfCookie, Value: tok, Path: path,
 		HttpOnly: true, Secure: r.TLS != nil || r.Header.Get("X-Forwarded-Proto") == "https",
 		SameSite: http.SameSiteStrictMode,
 	})

@@ -234,6 +234,19 @@ func (p *Page) HandleNotFound() http.Handler {
 // form wraps a form handler: bounded body, cross-origin protection, the
 // double-submit token, and a known session id.
 func (p *Page) form(h func(w http.ResponseWriter, r *http.Request, id string)) http.Handler {
+	return p.checkedForm(invoiceCookiePath, func(w http.ResponseWriter, r *http.Request) {
+		id := r.PathValue("id")
+		if !checkout.ValidSessionID(id) {
+			p.renderError(w, r, http.StatusNotFound, "")
+			return
+		}
+		h(w, r, id)
+	})
+}
+
+// checkedForm wraps a form handler of the pages under cookiePath: bounded
+// body, cross-origin protection and the double-submit token.
+func (p *Page) checkedForm(cookiePath string, h http.HandlerFunc) http.Handler {
 	return p.cop.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		r.Body = http.MaxBytesReader(w, r.Body, maxFormBytes)
 		if err := r.ParseForm(); err != nil {
@@ -244,12 +257,7 @@ func (p *Page) form(h func(w http.ResponseWriter, r *http.Request, id string)) h
 			p.renderError(w, r, http.StatusForbidden, "This form has expired. Go back, reload the page and try again.")
 			return
 		}
-		id := r.PathValue("id")
-		if !checkout.ValidSessionID(id) {
-			p.renderError(w, r, http.StatusNotFound, "")
-			return
-		}
-		h(w, r, id)
+		h(w, r)
 	}))
 }
 
@@ -332,6 +340,7 @@ type errorView struct {
 	Status    int
 	Message   string
 	NotFound  bool
+	What      string // "refund" on the refund page; "" for a checkout
 	RequestID string
 }
 

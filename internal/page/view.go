@@ -158,7 +158,7 @@ var methodLabels = map[checkout.PaymentMethod]string{
 func (p *Page) view(ctx context.Context, w http.ResponseWriter, r *http.Request, ps *service.PageSession, method checkout.PaymentMethod) (*view, error) {
 	s, m := ps.Session, ps.Merchant
 	v := &view{
-		CSRF:      csrfToken(w, r),
+		CSRF:      csrfToken(w, r, invoiceCookiePath),
 		ID:        s.ID,
 		Test:      !s.Mode.Live(),
 		Merchant:  m,

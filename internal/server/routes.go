@@ -40,6 +40,10 @@ func addRoutes(r *router, d Deps) {
 	r.handle("POST /invoice/{id}/crypto/simulate", pg.HandleCryptoSimulate())
 	r.handle("POST /invoice/{id}/skins", pg.HandleSkins())
 	r.handle("GET /invoice/", pg.HandleNotFound())
+	// The crypto refund page, where a buyer gives their address.
+	r.handle("GET /refund/{token}", pg.HandleRefund())
+	r.handle("POST /refund/{token}", pg.HandleRefundAddress())
+	r.handle("GET /refund/", pg.HandleRefundNotFound())
 	r.handle("GET /assets/{name}", pg.HandleAsset())
 
 	// The merchant dashboard (HTML; internal/dashboard). Every page but
