@@ -16,8 +16,10 @@ import (
 
 func paymentsCmd(ctx context.Context, e env, args []string) error {
 	return subcommand(ctx, e, "payments", args, map[string]func(context.Context, env, []string) error{
-		"get":    paymentsGet,
-		"refund": paymentsRefund,
+		"get":             paymentsGet,
+		"refund":          paymentsRefund,
+		"cancel-refund":   paymentsCancelRefund,
+		"simulate-payout": paymentsSimulatePayout,
 	})
 }
 
@@ -74,6 +76,56 @@ func paymentsRefund(ctx context.Context, e env, args []string) error {
 			printPayment(w, out.Payment, rs)
 		})
 	})
+}
+
+// paymentsCancelRefund cancels a crypto refund whose payout has not been
+// seen (service.CancelRefund).
+func paymentsCancelRefund(ctx context.Context, e env, args []string) error {
+	const synopsis = "payments cancel-refund RE_ID [--json]"
+	a := newAdmin(e, "payments cancel-refund", synopsis)
+	base := a.withCheckoutBaseURL()
+	return a.runOne(ctx, args, synopsis, func(svc *service.Service, id string) error {
+		scope, err := refundScope(ctx, svc, id)
+		if err != nil {
+			return err
+		}
+		out, err := svc.CancelRefund(ctx, scope, id)
+		if err != nil {
+			return describe(err)
+		}
+		return a.print(out.Refund.View(*base), func(w io.Writer) { printRefund(w, out.Refund, *base) })
+	})
+}
+
+// paymentsSimulatePayout pays a test-mode crypto refund as the merchant's
+// wallet would, on the simulated network (service.SimulateRefundPayout);
+// serve's payments job completes it after the coin's confirmations.
+func paymentsSimulatePayout(ctx context.Context, e env, args []string) error {
+	const synopsis = "payments simulate-payout RE_ID [--json]"
+	a := newAdmin(e, "payments simulate-payout", synopsis)
+	base := a.withCheckoutBaseURL()
+	a.procs = pay.Registry{Test: pay.Simulators()}
+	return a.runOne(ctx, args, synopsis, func(svc *service.Service, id string) error {
+		scope, err := refundScope(ctx, svc, id)
+		if err != nil {
+			return err
+		}
+		r, err := svc.SimulateRefundPayout(ctx, scope, id)
+		if err != nil {
+			return describe(err)
+		}
+		return a.print(r.View(*base), func(w io.Writer) { printRefund(w, r, *base) })
+	})
+}
+
+// refundScope is the store and mode of refund id, for the service's
+// scoped calls: the operator acts in every store.
+func refundScope(ctx context.Context, svc *service.Service, id string) (checkout.Scope, error) {
+	r, err := svc.Store().RefundGet(ctx, id)
+	if err != nil {
+		return checkout.Scope{}, err
+	}
+	return checkout.Scope{MerchantID: r.MerchantID, Mode: r.Mode}, nil
 }
 
 // flagSet reports whether the command line set the flag.

@@ -5,8 +5,10 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/checkoutd/checkoutd/checkout"
+	"github.com/checkoutd/checkoutd/internal/clock"
 	"github.com/checkoutd/checkoutd/internal/pay"
 	"github.com/checkoutd/checkoutd/internal/service"
 )
@@ -123,3 +125,97 @@ func TestPaymentsRefundFails(t *testing.T) {
 // words is text with every run of white space one space: columns aligned
 // by a tab writer, compared without their padding.
 func words(text string) string { return strings.Join(strings.Fields(text), " ") }
+
+// checkoutd payments refund of a crypto payment prints the buyer's link
+// under --checkout-base-url; once the buyer gives an address, simulate-payout
+// pays it in test mode; cancel-refund cancels another before its payout,
+// and refuses a refund paid out, or a card's.
+func TestPaymentsCryptoRefund(t *testing.T) {
+	eachDatabase(t, func(t *testing.T, db database) {
+		ctx := context.Background()
+		clk := clock.NewFake(time.Now().Add(-2 * time.Hour))
+		svc := service.New(service.Config{Store: db.open(t), Now: clk.Now, Processors: pay.Registry{Test: pay.Simulators()}})
+		m, err := svc.CreateMerchant(ctx, checkout.MerchantParams{Name: "Acme", Currency: "USD"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		k, _, err := svc.CreateAPIKey(ctx, checkout.APIKeyParams{MerchantID: m.ID, Mode: checkout.ModeTest, Type: checkout.KeyBearer,
+			Permissions: []checkout.Permission{checkout.PermCheckoutsWrite}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		params, _ := checkout.ParseCreateRequest([]byte(`{"items":[{"name":"Sword","amount":1500}]}`))
+		res, err := svc.CreateSession(ctx, service.CreateSessionParams{Key: k, StoreID: m.ID, Params: params})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var s struct{ ID string }
+		json.Unmarshal(res.Data, &s)
+		if _, err := svc.CryptoQuote(ctx, s.ID, "LTC"); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := svc.SimulateCryptoPayment(ctx, s.ID, "LTC"); err != nil {
+			t.Fatal(err)
+		}
+		clk.Advance(time.Hour)
+		if _, err := svc.ProcessAllDuePayments(ctx); err != nil {
+			t.Fatal(err)
+		}
+		got, err := svc.Store().SessionGet(ctx, s.ID)
+		if err != nil || got.PaymentID == nil {
+			t.Fatalf("the session paid in LTC = %+v, %v", got, err)
+		}
+		id := *got.PaymentID
+		cmd := func(args ...string) []string { return append(append([]string{"payments"}, args...), db.flags...) }
+
+		out := words(mustCLI(t, vars{}, cmd("refund", id, "--amount", "500", "--checkout-base-url", "https://pay.example")...))
+		if !strings.Contains(out, "status: pending") || !strings.Contains(out, "Send the buyer this link") || !strings.Contains(out, "https://pay.example/refund/") {
+			t.Errorf("payments refund of a crypto payment:\n%s", out)
+		}
+		var first checkout.RefundJSON
+		decodeOne(t, mustCLI(t, vars{}, cmd("refund", id, "--amount", "500", "--rate", "current", "--json")...), &first)
+		if first.Crypto == nil || first.Crypto.Rate != checkout.RateCurrent || !strings.HasPrefix(first.Crypto.LinkURL, "http://127.0.0.1:8080/refund/") {
+			t.Fatalf("payments refund --rate current --json = %+v", first.Crypto)
+		}
+		token := first.Crypto.LinkURL[strings.LastIndex(first.Crypto.LinkURL, "/")+1:]
+		if _, err := svc.GiveRefundAddress(ctx, token, "tltc1qw508d6qejxtdg4y5r3zarvary0c5xw7klfsuq0"); err != nil {
+			t.Fatal(err)
+		}
+		var paid checkout.RefundJSON
+		decodeOne(t, mustCLI(t, vars{}, cmd("simulate-payout", first.ID, "--json")...), &paid)
+		if paid.Crypto == nil || paid.Crypto.Stage != checkout.StageConfirming || paid.Crypto.TxHash == nil {
+			t.Errorf("payments simulate-payout = %+v", paid.Crypto)
+		}
+
+		rs, err := svc.Refunds(ctx, id)
+		if err != nil || len(rs) != 2 {
+			t.Fatalf("refunds = %d, %v", len(rs), err)
+		}
+		out = words(mustCLI(t, vars{}, cmd("cancel-refund", rs[0].ID)...))
+		if !strings.Contains(out, "status: canceled") {
+			t.Errorf("payments cancel-refund:\n%s", out)
+		}
+		card := paidPaymentWith(t, svc, "4242424242424242")
+		var cardRefund checkout.RefundJSON
+		decodeOne(t, mustCLI(t, vars{}, cmd("refund", card, "--json")...), &cardRefund)
+		for _, tt := range []struct {
+			args  []string
+			usage bool
+			want  string
+		}{
+			{[]string{"cancel-refund", first.ID}, false, "cannot be canceled: it is pending, confirming"},
+			{[]string{"cancel-refund", cardRefund.ID}, false, "cannot be canceled: it is succeeded"},
+			{[]string{"cancel-refund", "re_" + strings.Repeat("0", 32)}, false, "No such refund"},
+			{[]string{"simulate-payout", first.ID}, false, "awaits no payout"},
+			{[]string{"simulate-payout", cardRefund.ID}, false, "Only a test-mode crypto refund"},
+			{[]string{"cancel-refund"}, true, "usage: checkoutd payments cancel-refund RE_ID"},
+			{[]string{"refund", card, "--rate", "current"}, false, "rate applies to refunds of crypto payments only"},
+		} {
+			_, errOut, err := cli(t, vars{}, cmd(tt.args...)...)
+			_, isUsage := err.(usageError)
+			if err == nil || isUsage != tt.usage || !strings.Contains(err.Error()+errOut, tt.want) {
+				t.Errorf("payments %v = %v (usage %v; stderr %q); want an error saying %q, usage %v", tt.args, err, isUsage, errOut, tt.want, tt.usage)
+			}
+		}
+	})
+}

@@ -54,7 +54,7 @@ func commands() []command {
 		{"keys", "create, list and revoke API keys (create, list, revoke)", keysCmd},
 		{"accounts", "create dashboard accounts (create)", accountsCmd},
 		{"members", "give accounts access to stores in the dashboard (add)", membersCmd},
-		{"payments", "look at payments and refund them (get, refund)", paymentsCmd},
+		{"payments", "look at payments and refund them (get, refund, cancel-refund, simulate-payout)", paymentsCmd},
 		{"disputes", "look at disputes and answer them with evidence (list, get, answer)", disputesCmd},
 		{"secrets", "seal HMAC keys' secrets with a new secrets key (rotate)", secretsCmd},
 		{"listen", "receive the store's test-mode events on this machine: forward each to a local URL, signed", listenCmd},
