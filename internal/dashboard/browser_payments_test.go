@@ -3,6 +3,7 @@ package dashboard_test
 import (
 	"context"
 	"encoding/json"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -246,6 +247,118 @@ func TestBrowserRefunds(t *testing.T) {
 		e.at(payment)
 		if w := browsertest.Eval[int](e.Page, `document.documentElement.scrollWidth`); w > 375 {
 			t.Errorf("the refunded payment's page is %dpx wide on a 375px screen: it scrolls sideways", w)
+		}
+	})
+}
+
+// A buyer pays $30.00 in BTC on test mode's simulated network; the
+// merchant refunds part of it at the rate when the buyer gives an address:
+// the page shows the buyer's link, then, the address given, the coins to
+// send and where; Simulate payout pays them, and once confirmed the
+// refund succeeded, with what was sent. A second refund is canceled with
+// its button. On a phone's screen the refund's details fit.
+func TestBrowserRefundsCrypto(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		e := newBrowserEnv(t, db)
+		m, secret := e.account("ann@example.com")
+		ctx := context.Background()
+		var created struct{ Data struct{ ID string } }
+		if res := e.createCheckout(m.ID, secret); json.Unmarshal([]byte(res.body), &created) != nil || created.Data.ID == "" {
+			t.Fatalf("the session created: %s", res.body)
+		}
+		if _, err := e.svc.CryptoQuote(ctx, created.Data.ID, "BTC"); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := e.svc.SimulateCryptoPayment(ctx, created.Data.ID, "BTC"); err != nil {
+			t.Fatal(err)
+		}
+		e.clk.Advance(time.Hour)
+		if _, err := e.svc.ProcessAllDuePayments(ctx); err != nil {
+			t.Fatal(err)
+		}
+		s, err := db.SessionGet(ctx, created.Data.ID)
+		if err != nil || s.PaymentID == nil {
+			t.Fatalf("the session paid = %+v, %v", s, err)
+		}
+		payment := "/dashboard/stores/" + m.ID + "/test/payments/" + *s.PaymentID
+
+		e.signIn("ann@example.com")
+		e.open(payment)
+		e.at(payment)
+		e.fill("Amount", "12.34")
+		e.tick("At the rate when the buyer gives their address", true)
+		e.press("Review refund")
+		e.at(payment + "/refund?amount=12.34&rate=current&reason=")
+		if got := e.field("Rate"); got != "At the rate when the buyer gives their address" {
+			t.Errorf("the confirmation's Rate reads %q", got)
+		}
+		e.press("Confirm refund")
+		e.WaitFor(`location.pathname === ` + browsertest.JSString(payment) + ` && location.search.startsWith("?refund=re_")`)
+		if got := e.TextHas(".notice", "waits for the buyer"); got != "The refund of $12.34 waits for the buyer's address: send them its link, below." {
+			t.Errorf("after the refund the page says %q", got)
+		}
+		rs, err := e.svc.Refunds(ctx, *s.PaymentID)
+		if err != nil || len(rs) != 1 || rs[0].Crypto == nil {
+			t.Fatalf("the refunds = %v, %v; want one crypto refund", rs, err)
+		}
+		r := rs[0]
+		if got := e.ValueIs("#refund-link-"+r.ID, e.srv.URL+"/refund/"+r.LinkToken); got != e.srv.URL+"/refund/"+r.LinkToken {
+			t.Errorf("the buyer's link reads %q", got)
+		}
+		if got := e.textOf("#refund-" + r.ID); !strings.Contains(got, "Waiting for the buyer's address") {
+			t.Errorf("the refund's row reads %q", got)
+		}
+
+		// The buyer gives an address through the link.
+		if _, err := e.svc.GiveRefundAddress(ctx, r.LinkToken, "tb1qw508d6qejxtdg4y5r3zarvary0c5xw7kxpjzsx"); err != nil {
+			t.Fatal(err)
+		}
+		e.open(payment)
+		e.at(payment)
+		if got := e.textOf(".payout"); !regexp.MustCompile(`^Send 0\.000205\d+ BTC to tb1qw508d6qejxtdg4y5r3zarvary0c5xw7kxpjzsx from your wallet\.$`).MatchString(got) {
+			t.Errorf("the payout reads %q", got)
+		}
+		e.screenshot("crypto-refund")
+		e.Do(chromedp.EmulateViewport(375, 740, chromedp.EmulateMobile, chromedp.EmulateScale(2)))
+		e.open(payment)
+		e.at(payment)
+		if w := browsertest.Eval[int](e.Page, `document.documentElement.scrollWidth`); w > 375 {
+			t.Errorf("the payment's page with a crypto refund is %dpx wide on a 375px screen: it scrolls sideways", w)
+		}
+		e.Do(chromedp.EmulateReset())
+		e.open(payment)
+		e.at(payment)
+
+		e.press("Simulate payout (test mode)")
+		e.WaitFor(`location.search.startsWith("?refund=re_") && document.querySelector("#refund-` + r.ID + `-crypto").innerText.includes("transaction")`)
+		if got := e.textOf("#refunds .notice"); !strings.HasPrefix(got, "The payout of the refund of $12.34 was simulated: the refund succeeds once it has 2 confirmations.") {
+			t.Errorf("after Simulate payout the page says %q", got)
+		}
+		e.clk.Advance(20 * time.Minute)
+		if _, err := e.svc.ProcessAllDuePayments(ctx); err != nil {
+			t.Fatal(err)
+		}
+		e.open(payment)
+		e.at(payment)
+		if got := e.textOf("#refund-" + r.ID + "-crypto"); !strings.HasPrefix(got, "Sent 0.000205") || !strings.Contains(got, "tb1qw508d6qejxtdg4y5r3zarvary0c5xw7kxpjzsx, transaction ") {
+			t.Errorf("the refund succeeded reads %q", got)
+		}
+		if got := e.field("Refunded"); got != "$12.34" {
+			t.Errorf("Refunded reads %q; want $12.34", got)
+		}
+
+		// A second refund, at the payment's rate (the default), canceled.
+		e.press("Review refund")
+		e.at(payment + "/refund?amount=17.66&rate=payment&reason=")
+		e.press("Confirm refund")
+		e.WaitFor(`location.search.startsWith("?refund=re_") && document.querySelectorAll("#refunds tr.refund-crypto").length === 2`)
+		e.press("Cancel refund")
+		e.WaitFor(`document.querySelector("#refunds .warning")?.innerText.includes("was canceled")`)
+		if got := e.textOf("#refunds .warning"); got != "The refund of $17.66 was canceled. Nothing was sent, and its amount can be refunded again." {
+			t.Errorf("after Cancel refund the page says %q", got)
+		}
+		if got := e.field("Left to refund"); got != "$17.66" {
+			t.Errorf("Left to refund reads %q; want $17.66", got)
 		}
 	})
 }

@@ -13,10 +13,10 @@ import (
 // first, every attempt of every session, and above all those to refund: a
 // failed payment whose money was collected all the same (late or second
 // crypto, an underpayment that was never made whole, a capture after the
-// payment failed), each refunded from its own page (refunds.go), or, for
-// crypto, which checkoutd cannot send, returned by the merchant with what
-// the page shows (the coin, the address, the transactions and what
-// arrived).
+// payment failed), each refunded from its own page (refunds.go; crypto,
+// which checkoutd cannot send, through a link for the buyer's address and
+// the merchant's wallet, refunds_crypto.go), the page showing what arrived
+// (the coin, the address, the transactions).
 
 const sectionPayments = "payments"
 

@@ -1,6 +1,7 @@
 package dashboard
 
 import (
+	"cmp"
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/base64"
@@ -27,12 +28,66 @@ import (
 // post of the same confirmation is answered with the refund the first made.
 // Every member of the store may refund for now; roles come later in issue
 // 28.
+//
+// A crypto payment's form also asks at which rate its amount becomes coins
+// (the payment's, or the rate when the buyer gives an address): checkoutd
+// holds no private key, so its refund is made pending with a link for the
+// buyer's address, which the merchant then pays from their wallet
+// (refunds_crypto.go shows it and cancels it).
 
 // refundForm is the refund form's values as typed, and its errors by field
-// ("" for the form as a whole).
+// ("" for the form as a whole). Rate is a crypto payment's, "" for others.
 type refundForm struct {
-	Amount, Reason string
-	Errors         map[string]string
+	Amount, Reason, Rate string
+	Errors               map[string]string
+}
+
+// readRefundForm reads the refund form of p from values (a query or a
+// post): a rate only for a crypto payment, whose form asks for one.
+func readRefundForm(p *checkout.Payment, get func(string) string) refundForm {
+	f := refundForm{Amount: get("amount"), Reason: get("reason")}
+	if p.Method == checkout.MethodCrypto {
+		f.Rate = get("rate")
+	}
+	return f
+}
+
+// values are the form's fields as a query or a post sends them.
+func (f refundForm) values() url.Values {
+	v := url.Values{"amount": {f.Amount}, "reason": {f.Reason}}
+	if f.Rate != "" {
+		v.Set("rate", f.Rate)
+	}
+	return v
+}
+
+// params are the form's reason and rate as RefundPayment takes them; the
+// amount is parsed apart.
+func (f refundForm) params() checkout.RefundParams {
+	return checkout.RefundParams{Reason: checkout.RefundReason(f.Reason), Rate: checkout.RefundRate(f.Rate)}
+}
+
+// rateOption is a choice of a crypto refund's rate.
+type rateOption struct {
+	Value checkout.RefundRate
+	Label string
+}
+
+// refundRates are the rates a crypto refund is priced at, the default
+// first.
+var refundRates = []rateOption{
+	{checkout.RateOfPayment, "At the payment's rate (the buyer gets the coins they paid, in proportion)"},
+	{checkout.RateCurrent, "At the rate when the buyer gives their address"},
+}
+
+// rateLabel names a rate for people.
+func rateLabel(r checkout.RefundRate) string {
+	for _, o := range refundRates {
+		if o.Value == r {
+			return o.Label
+		}
+	}
+	return string(r)
 }
 
 // reasonOption is a choice of the form's reason.
@@ -67,12 +122,19 @@ type refundRow struct {
 	// ReasonLabel names the reason, "" when none was given; Failure says
 	// what FailureCode means, "" unless the refund failed.
 	ReasonLabel, Failure string
+	// Crypto is a crypto refund's stage and payout, nil for others.
+	Crypto *cryptoRefundRow
 }
 
-func newRefundRow(r *checkout.Refund) refundRow {
+// newRefundRow is r as the pages show it; checkoutBaseURL is the payment
+// pages' address, under which a crypto refund's link is.
+func newRefundRow(r *checkout.Refund, checkoutBaseURL string) refundRow {
 	row := refundRow{Refund: r, Amount: checkout.FormatAmount(r.Amount, r.Currency), ReasonLabel: reasonLabel(r.Reason)}
 	if r.FailureCode != nil {
 		row.Failure = checkout.RefundFailureMessage(*r.FailureCode)
+	}
+	if r.Crypto != nil {
+		row.Crypto = newCryptoRefundRow(r, checkoutBaseURL)
 	}
 	return row
 }
@@ -98,6 +160,8 @@ func (r paymentRow) RefundTo() string {
 		return "to the card ending " + *r.CardLast4
 	case r.Skins != nil:
 		return "by giving its items back to the buyer"
+	case r.Crypto != nil:
+		return "to the buyer in " + r.Crypto.Coin
 	}
 	return "to the buyer"
 }
@@ -117,9 +181,13 @@ type paymentView struct {
 	Block   string
 	Form    refundForm
 	Reasons []reasonOption
-	// Outcome is the refund just asked for, whose outcome the page tells;
-	// nil on any other visit.
+	// Rates are a crypto payment's form's rates; nil for others.
+	Rates []rateOption
+	// Outcome is the refund just asked for (or canceled, or paid out),
+	// whose outcome the page tells; nil on any other visit. Refusal says
+	// why a crypto refund's Cancel or Simulate payout did nothing.
 	Outcome *refundRow
+	Refusal string
 	// Dispute is the payment's dispute, nil when it has none.
 	Dispute *disputeView
 }
@@ -128,8 +196,12 @@ type refundConfirmView struct {
 	Layout
 	Row paymentRow
 	// Amount is the refund's, formatted; LeftAfter what will be left to
-	// refund after it; Reason the reason's label, "" for none.
-	Amount, LeftAfter, Reason string
+	// refund after it; Reason the reason's label, "" for none; Rate a
+	// crypto refund's rate's label, "" for others.
+	Amount, LeftAfter, Reason, Rate string
+	// LinkTTL is how long a crypto refund's link takes the buyer's
+	// address, in words.
+	LinkTTL string
 	// Form is the form as typed, sent again with the confirmation, and Back
 	// the payment's page with it filled in.
 	Form  refundForm
@@ -153,7 +225,8 @@ func (d *Dashboard) HandlePayment() http.Handler {
 		q := r.URL.Query()
 		st := paymentState{outcome: q.Get("refund"), sent: q.Get("evidence") == "sent"}
 		if q.Has("amount") {
-			st.refund = &refundForm{Amount: q.Get("amount"), Reason: q.Get("reason")}
+			f := readRefundForm(p, q.Get)
+			st.refund = &f
 		}
 		d.renderPayment(w, r, s, http.StatusOK, p, st)
 	})
@@ -164,9 +237,11 @@ func (d *Dashboard) HandlePayment() http.Handler {
 type paymentState struct {
 	// refund is the refund form as typed; nil for one prefilled with
 	// what is left to refund. outcome is the id of the refund whose
-	// outcome the page tells, or "".
-	refund  *refundForm
-	outcome string
+	// outcome the page tells, or ""; refundRefusal why a crypto refund's
+	// Cancel or Simulate payout did nothing.
+	refund        *refundForm
+	outcome       string
+	refundRefusal string
 	// dispute is the evidence form as typed; disputeRefusal says why
 	// the evidence just confirmed was not sent; sent is whether the page
 	// answers evidence just sent.
@@ -189,40 +264,51 @@ func (d *Dashboard) renderPayment(w http.ResponseWriter, r *http.Request, s *sco
 		return
 	}
 	f := refundForm{Amount: checkout.AmountDecimal(max(p.Refundable(), 0), p.Currency)}
+	if p.Method == checkout.MethodCrypto {
+		f.Rate = string(checkout.RateOfPayment)
+	}
 	if st.refund != nil {
 		f = *st.refund
 	}
 	touched := p.AmountRefunded > 0 || p.AmountRefunding > 0
 	v := paymentView{Layout: s.layout("Payment "+p.ID, sectionPayments), Row: newPaymentRow(p), Form: f, Reasons: refundReasons,
-		Collected: p.Status.Captured() || p.RefundDue() || touched}
+		Collected: p.Status.Captured() || p.RefundDue() || touched, Refusal: st.refundRefusal}
+	if p.Method == checkout.MethodCrypto {
+		v.Rates = refundRates
+	}
 	if dispute != nil {
 		v.Dispute = newDisputeView(dispute, d.svc.Now(), st.dispute, st.disputeRefusal, st.sent)
 	}
-	if v.Collected && (p.Method != checkout.MethodCrypto || touched) {
+	if err := d.svc.RefundBlock(p); err != nil {
+		v.Block = refundBlockMessage(p, err)
+	}
+	// A crypto payment that cannot be refunded here, and was not, is
+	// returned in coins from the merchant's wallet: an amount left in its
+	// currency would mislead.
+	if v.Collected && (p.Method != checkout.MethodCrypto || touched || v.Block == "") {
 		v.Left = checkout.FormatAmount(max(p.Refundable(), 0), p.Currency)
 	}
 	if p.AmountRefunding > 0 {
 		v.Refunding = checkout.FormatAmount(p.AmountRefunding, p.Currency)
 	}
 	for _, rf := range refunds {
-		row := newRefundRow(rf)
+		row := newRefundRow(rf, d.svc.CheckoutBaseURL())
 		v.Refunds = append(v.Refunds, row)
 		if rf.ID == st.outcome {
 			v.Outcome = &row
 		}
 	}
-	if err := d.svc.RefundBlock(p); err != nil {
-		v.Block = refundBlockMessage(p, err)
-	}
 	d.render(w, r, status, "payment", v)
 }
 
 // refundBlockMessage says why p cannot be refunded: the service's reason,
-// but for a crypto payment that could be if checkoutd could send coins,
-// where it says what to do instead.
+// but for a crypto payment that could be if this server watched its coin's
+// network (a live one without a node for it), where it says what to do
+// instead.
 func refundBlockMessage(p *checkout.Payment, err error) string {
 	if p.Method == checkout.MethodCrypto && p.RefundBlock() == nil {
-		return "checkoutd cannot send coins (it holds no private key), so a crypto payment is not refunded here: send the coins back from your wallet, to an address the buyer gives you."
+		return "checkoutd cannot send coins (it holds no private key), and this server has no " + p.Crypto.Coin +
+			" node to see a refund's payout, so this payment is not refunded here: send the coins back from your wallet, to an address the buyer gives you."
 	}
 	return checkout.ErrorMessage(err)
 }
@@ -240,30 +326,34 @@ func (d *Dashboard) HandleRefundPage() http.Handler {
 			d.failOrNotFound(w, r, s, err)
 			return
 		}
-		q := r.URL.Query()
-		f := refundForm{Amount: q.Get("amount"), Reason: q.Get("reason")}
+		f := readRefundForm(p, r.URL.Query().Get)
 		params, err := d.checkRefund(p, f)
 		if err != nil {
 			d.refundRefused(w, r, s, p, f, params, err)
 			return
 		}
-		back := url.Values{"amount": {f.Amount}, "reason": {f.Reason}}
-		d.render(w, r, http.StatusOK, "refund-confirm", refundConfirmView{
+		v := refundConfirmView{
 			Layout: s.layout("Refund payment "+p.ID, sectionPayments), Row: newPaymentRow(p),
 			Amount:    checkout.FormatAmount(*params.Amount, p.Currency),
 			LeftAfter: checkout.FormatAmount(p.Refundable()-*params.Amount, p.Currency),
 			Reason:    reasonLabel(params.Reason), Form: f, Nonce: newNonce(),
-			Back: s.path("payments/"+p.ID) + "?" + back.Encode() + "#refund",
-		})
+			Back: s.path("payments/"+p.ID) + "?" + f.values().Encode() + "#refund",
+		}
+		if p.Method == checkout.MethodCrypto {
+			v.Rate = rateLabel(cmp.Or(params.Rate, checkout.RateOfPayment))
+			v.LinkTTL = fmt.Sprintf("%d days", checkout.RefundLinkTTL/(24*time.Hour))
+		}
+		d.render(w, r, http.StatusOK, "refund-confirm", v)
 	})
 }
 
 // checkRefund reads the refund form of p and checks it as RefundPayment
 // would, without asking for anything: the amount must parse, the payment
-// be refundable here, and the refund pass checkout.NewRefund, run on a
-// copy of the payment so that nothing is held.
+// be refundable here, and the refund pass checkout.NewRefund (a crypto
+// one checkout.NewCryptoRefund, which checks its rate too), run on a copy
+// of the payment so that nothing is held.
 func (d *Dashboard) checkRefund(p *checkout.Payment, f refundForm) (checkout.RefundParams, error) {
-	params := checkout.RefundParams{Reason: checkout.RefundReason(f.Reason)}
+	params := f.params()
 	amount, err := checkout.ParseAmount(f.Amount, p.Currency)
 	if err != nil {
 		return params, err
@@ -273,6 +363,10 @@ func (d *Dashboard) checkRefund(p *checkout.Payment, f refundForm) (checkout.Ref
 		return params, err
 	}
 	dry := *p
+	if p.Method == checkout.MethodCrypto {
+		_, err = checkout.NewCryptoRefund(&dry, params, "", checkout.Actor{}, time.Time{})
+		return params, err
+	}
 	_, err = checkout.NewRefund(&dry, params, checkout.Actor{}, time.Time{})
 	return params, err
 }
@@ -281,8 +375,9 @@ func (d *Dashboard) checkRefund(p *checkout.Payment, f refundForm) (checkout.Ref
 // Confirm. It refunds through service.RefundPayment as the signed-in
 // account, the confirmation's nonce making the idempotency key, and goes
 // to the payment's page, which tells the outcome (succeeded, failed and
-// why, or pending). A refusal is the payment's page with the form as
-// confirmed and the reason beside its field.
+// why, or pending; a crypto refund waiting for the buyer's address, with
+// its link). A refusal is the payment's page with the form as confirmed
+// and the reason beside its field.
 func (d *Dashboard) HandleRefund() http.Handler {
 	return d.storeAction(func(w http.ResponseWriter, r *http.Request, s *scope) {
 		p, err := d.svc.PaymentIn(r.Context(), s.checkoutScope(), r.PathValue("id"))
@@ -290,8 +385,8 @@ func (d *Dashboard) HandleRefund() http.Handler {
 			d.failOrNotFound(w, r, s, err)
 			return
 		}
-		f := refundForm{Amount: r.PostFormValue("amount"), Reason: r.PostFormValue("reason")}
-		params := checkout.RefundParams{Reason: checkout.RefundReason(f.Reason)}
+		f := readRefundForm(p, r.PostFormValue)
+		params := f.params()
 		nonce := r.PostFormValue("nonce")
 		amount, err := checkout.ParseAmount(f.Amount, p.Currency)
 		if err == nil && !validNonce(nonce) {
@@ -351,6 +446,8 @@ func refundFormErrors(err error, p *checkout.Payment, params checkout.RefundPara
 		return map[string]string{"amount": fmt.Sprintf("A skins payment is refunded whole, its items going back to the buyer: refund all %s.", amount(p.Amount))}, true
 	case ce.Code == checkout.EValidationFailed && ce.Param == "reason":
 		return map[string]string{"reason": "Choose one of the reasons, or none."}, true
+	case ce.Code == checkout.EValidationFailed && ce.Param == "rate" && p.Method == checkout.MethodCrypto:
+		return map[string]string{"rate": "Choose one of the rates."}, true
 	case ce.Code == checkout.EValidationFailed:
 		return fieldErrors(err)
 	case ce.Code == checkout.EPaymentNotRefundable:

@@ -426,8 +426,10 @@ func TestRefundPaymentToRefund(t *testing.T) {
 	})
 }
 
-// Crypto is not refunded here: checkoutd cannot send coins, and the page
-// says so instead of the form, a payment to refund too.
+// A live crypto payment is not refunded here when this server has no node
+// for its coin to see the refund's payout (checkoutd cannot send coins
+// itself): the page says so instead of the form, a payment to refund too.
+// Test mode's are (refunds_crypto_test.go).
 func TestRefundCrypto(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		e := newRefundEnv(t, db)

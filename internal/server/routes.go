@@ -65,6 +65,8 @@ func addRoutes(r *router, d Deps) {
 	r.handle("GET /dashboard/stores/{store}/{mode}/payments/{id}", db.HandlePayment())
 	r.handle("GET /dashboard/stores/{store}/{mode}/payments/{id}/refund", db.HandleRefundPage())
 	r.handle("POST /dashboard/stores/{store}/{mode}/payments/{id}/refund", db.HandleRefund())
+	r.handle("POST /dashboard/stores/{store}/{mode}/refunds/{id}/cancel", db.HandleCancelRefund())
+	r.handle("POST /dashboard/stores/{store}/{mode}/refunds/{id}/simulate-payout", db.HandleSimulateRefundPayout())
 	r.handle("POST /dashboard/stores/{store}/{mode}/payments/{id}/dispute/review", db.HandleDisputeReview())
 	r.handle("POST /dashboard/stores/{store}/{mode}/payments/{id}/dispute/evidence", db.HandleDisputeEvidence())
 	r.handle("GET /dashboard/stores/{store}/{mode}/settings", db.HandleStoreSettingsPage())
