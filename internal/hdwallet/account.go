@@ -45,6 +45,9 @@ const (
 	BTC = "BTC"
 	LTC = "LTC"
 	ETH = "ETH"
+	// SOL is checked as a refund's address only (CheckAddress): no
+	// account of it is derived here.
+	SOL = "SOL"
 )
 
 // Length limits: a serialized extended key is 111 characters; a wpkh

@@ -20,7 +20,9 @@ var legacyVersions = map[string]map[Network][]byte{
 // LTC a segwit address of the network's prefix (bech32 for version 0,
 // bech32m for taproot and later versions) or a legacy Base58Check one
 // (P2PKH or P2SH) of the network's version bytes; for ETH 0x and 40 hex
-// digits, whose EIP-55 checksum must hold when it mixes cases. The error
+// digits, whose EIP-55 checksum must hold when it mixes cases; for SOL a
+// base58 public key of 32 bytes (the same on every Solana network, and
+// with no checksum to catch a typo). The error
 // says what is wrong, in words a buyer can act on.
 func CheckAddress(coin string, network Network, addr string) error {
 	addr = strings.TrimSpace(addr)
@@ -33,6 +35,8 @@ func CheckAddress(coin string, network Network, addr string) error {
 	switch coin {
 	case ETH:
 		return checkETHAddress(addr)
+	case SOL:
+		return checkSOLAddress(addr)
 	case BTC, LTC:
 		ci := coins[coin]
 		hrp, ok := ci.hrp[network]
@@ -104,7 +108,23 @@ func coinName(coin string) string {
 	if ci, ok := coins[coin]; ok {
 		return ci.name
 	}
+	if coin == SOL {
+		return "Solana"
+	}
 	return coin
+}
+
+// checkSOLAddress checks a Solana address: 32 to 44 base58 characters
+// that decode to a 32-byte public key.
+func checkSOLAddress(addr string) error {
+	b, pos, err := base58Decode(addr)
+	switch {
+	case err != nil:
+		return fmt.Errorf("that is not a Solana address: character %d (%q) is not one an address has", pos+1, addr[pos])
+	case len(addr) < 32 || len(addr) > 44 || len(b) != 32:
+		return fmt.Errorf("that is not a Solana address: one is 32 to 44 characters that stand for a 32-byte key")
+	}
+	return nil
 }
 
 func networkWords(n Network) string {

@@ -8,7 +8,7 @@ import (
 
 // CheckAddress takes the addresses wallets pay (segwit of both checksums,
 // legacy of each network's versions, Ethereum with or without its
-// checksum) of the coin and network asked, and refuses the rest saying
+// checksum, Solana's keys) of the coin and network asked, and refuses the rest saying
 // what is wrong.
 func TestCheckAddress(t *testing.T) {
 	hash := bytes.Repeat([]byte{0x42}, 20)
@@ -45,6 +45,13 @@ func TestCheckAddress(t *testing.T) {
 		{LTC, Mainnet, legacy(0x00), "another network"},
 		// EIP-55's examples.
 		{ETH, Mainnet, "0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed", ""},
+		// Solana: a 32-byte key in base58, the same on every network.
+		{SOL, Testnet, "EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v", ""},
+		{SOL, Mainnet, "11111111111111111111111111111111", ""},
+		{SOL, Testnet, "EPjFWdd5AufqSSqeM2qN1xzybapC8G4w", "32 to 44"},
+		{SOL, Testnet, "EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1vv", "32 to 44"},
+		{SOL, Testnet, "EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt0v", "character 43"},
+		{SOL, Testnet, "0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed", "not a Solana address"},
 		{ETH, Regtest, "0x5aaeb6053f3e94c9b9a09f33669435e7ef1beaed", ""},
 		{ETH, Mainnet, "0x5AAEB6053F3E94C9B9A09F33669435E7EF1BEAED", ""},
 		{ETH, Mainnet, "0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAeD", "checksum"},

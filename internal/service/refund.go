@@ -159,12 +159,17 @@ func (s *Service) RefundPayment(ctx context.Context, req RefundRequest) (*Refund
 // refundRequestHash is the fingerprint of a refund request that an
 // Idempotency-Key is bound to.
 func refundRequestHash(req RefundRequest) string {
+	rate := req.Params.Rate
+	if rate == checkout.RateOfPayment {
+		rate = "" // the default, asked or not
+	}
 	canon, _ := json.Marshal(struct {
 		Refund  string
 		Payment string
 		Amount  *int64
 		Reason  checkout.RefundReason
-	}{"refund", req.PaymentID, req.Params.Amount, req.Params.Reason})
+		Rate    checkout.RefundRate `json:",omitempty"` // absent for keys stored before rates
+	}{"refund", req.PaymentID, req.Params.Amount, req.Params.Reason, rate})
 	sum := sha256.Sum256(canon)
 	return hex.EncodeToString(sum[:])
 }

@@ -174,5 +174,36 @@ func TestCryptoRefundLinkAndRate(t *testing.T) {
 		if _, err := f.svc.RefundPayment(ctx, service.RefundRequest{PaymentID: card.ID, Params: checkout.RefundParams{Rate: checkout.RateCurrent}, By: operator}); !checkout.IsCode(err, checkout.EValidationFailed) {
 			t.Errorf("a rate for a card refund = %v; want validation_failed", err)
 		}
+
+		// An Idempotency-Key names one request: the same with another rate
+		// is another request.
+		keyed := service.RefundRequest{Scope: scope, PaymentID: p.ID, Params: checkout.RefundParams{Amount: amount(100)}, By: operator, IdempotencyKey: "rate-key"}
+		if _, err := f.svc.RefundPayment(ctx, keyed); err != nil {
+			t.Fatal(err)
+		}
+		keyed.Params.Rate = checkout.RateCurrent
+		if _, err := f.svc.RefundPayment(ctx, keyed); !checkout.IsCode(err, checkout.EIdempotencyConflict) {
+			t.Errorf("the key again with another rate = %v; want idempotency_conflict", err)
+		}
+	})
+}
+
+// A test-mode Solana payment is refunded like the others: its link takes
+// a Solana address (a 32-byte key in base58), and refuses others.
+func TestCryptoRefundSolana(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		f := newPayFixture(t, db)
+		p := f.paidByCrypto(t, "SOL")
+		out, err := f.svc.RefundPayment(ctx, service.RefundRequest{Scope: checkout.Scope{MerchantID: f.m.ID, Mode: checkout.ModeTest}, PaymentID: p.ID, By: operator})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := f.svc.GiveRefundAddress(ctx, out.Refund.LinkToken, buyerETH); !checkout.IsCode(err, checkout.EValidationFailed) || !strings.Contains(err.Error(), "Solana") {
+			t.Errorf("an Ethereum address for a Solana refund = %v; want validation_failed naming Solana", err)
+		}
+		link, err := f.svc.GiveRefundAddress(ctx, out.Refund.LinkToken, "EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v")
+		if err != nil || link.Refund.Crypto.AmountBase != p.Crypto.AmountBase {
+			t.Errorf("a Solana address = %+v, %v; want the refund of all, %s lamports", link, err, p.Crypto.AmountBase)
+		}
 	})
 }
