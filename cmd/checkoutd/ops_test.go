@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/base64"
 	"encoding/hex"
 	"os"
@@ -74,6 +75,14 @@ func TestEveryAdminCommandPrintsOneJSONObject(t *testing.T) {
 		paid := paidPayment(t, db, "4242424242424242")
 		one("payments", "get", paid)
 		one("payments", "refund", paid, "--amount", "100")
+		svc, cryptoPaid := paidCryptoPayment(t, db)
+		payout := one("payments", "refund", cryptoPaid, "--amount", "500")
+		link, _ := payout["crypto"].(map[string]any)["link_url"].(string)
+		if _, err := svc.GiveRefundAddress(context.Background(), link[strings.LastIndex(link, "/")+1:], "tltc1qw508d6qejxtdg4y5r3zarvary0c5xw7klfsuq0"); err != nil {
+			t.Fatal(err)
+		}
+		one("payments", "simulate-payout", id(payout))
+		one("payments", "cancel-refund", id(one("payments", "refund", cryptoPaid, "--amount", "100")))
 		_, disputed := disputedPayment(t, db, "4000000000000259")
 		one("disputes", "list", "--store", ids.store)
 		one("disputes", "get", disputed)

@@ -50,6 +50,47 @@ func paidPaymentWith(t *testing.T, svc *service.Service, number string) string {
 	return out.Payment.ID
 }
 
+// paidCryptoPayment makes a store and a session of 1500 on db, pays it in
+// test-mode LTC, confirmed, and returns the service (on a clock two hours
+// back, so that a refund link made now has not expired) and the payment's id.
+func paidCryptoPayment(t *testing.T, db database) (*service.Service, string) {
+	t.Helper()
+	ctx := context.Background()
+	clk := clock.NewFake(time.Now().Add(-2 * time.Hour))
+	svc := service.New(service.Config{Store: db.open(t), Now: clk.Now, Processors: pay.Registry{Test: pay.Simulators()}})
+	m, err := svc.CreateMerchant(ctx, checkout.MerchantParams{Name: "Acme", Currency: "USD"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	k, _, err := svc.CreateAPIKey(ctx, checkout.APIKeyParams{MerchantID: m.ID, Mode: checkout.ModeTest, Type: checkout.KeyBearer,
+		Permissions: []checkout.Permission{checkout.PermCheckoutsWrite}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	params, _ := checkout.ParseCreateRequest([]byte(`{"items":[{"name":"Sword","amount":1500}]}`))
+	res, err := svc.CreateSession(ctx, service.CreateSessionParams{Key: k, StoreID: m.ID, Params: params})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var s struct{ ID string }
+	json.Unmarshal(res.Data, &s)
+	if _, err := svc.CryptoQuote(ctx, s.ID, "LTC"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := svc.SimulateCryptoPayment(ctx, s.ID, "LTC"); err != nil {
+		t.Fatal(err)
+	}
+	clk.Advance(time.Hour)
+	if _, err := svc.ProcessAllDuePayments(ctx); err != nil {
+		t.Fatal(err)
+	}
+	got, err := svc.Store().SessionGet(ctx, s.ID)
+	if err != nil || got.PaymentID == nil {
+		t.Fatalf("the session paid in LTC = %+v, %v", got, err)
+	}
+	return svc, *got.PaymentID
+}
+
 // checkoutd payments refund refunds part of a payment, then the rest, as
 // the operator (the OS user); payments get shows the payment with its
 // refunds; bad input is refused, saying what is wrong, and changes nothing.
@@ -133,39 +174,7 @@ func words(text string) string { return strings.Join(strings.Fields(text), " ") 
 func TestPaymentsCryptoRefund(t *testing.T) {
 	eachDatabase(t, func(t *testing.T, db database) {
 		ctx := context.Background()
-		clk := clock.NewFake(time.Now().Add(-2 * time.Hour))
-		svc := service.New(service.Config{Store: db.open(t), Now: clk.Now, Processors: pay.Registry{Test: pay.Simulators()}})
-		m, err := svc.CreateMerchant(ctx, checkout.MerchantParams{Name: "Acme", Currency: "USD"})
-		if err != nil {
-			t.Fatal(err)
-		}
-		k, _, err := svc.CreateAPIKey(ctx, checkout.APIKeyParams{MerchantID: m.ID, Mode: checkout.ModeTest, Type: checkout.KeyBearer,
-			Permissions: []checkout.Permission{checkout.PermCheckoutsWrite}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		params, _ := checkout.ParseCreateRequest([]byte(`{"items":[{"name":"Sword","amount":1500}]}`))
-		res, err := svc.CreateSession(ctx, service.CreateSessionParams{Key: k, StoreID: m.ID, Params: params})
-		if err != nil {
-			t.Fatal(err)
-		}
-		var s struct{ ID string }
-		json.Unmarshal(res.Data, &s)
-		if _, err := svc.CryptoQuote(ctx, s.ID, "LTC"); err != nil {
-			t.Fatal(err)
-		}
-		if _, err := svc.SimulateCryptoPayment(ctx, s.ID, "LTC"); err != nil {
-			t.Fatal(err)
-		}
-		clk.Advance(time.Hour)
-		if _, err := svc.ProcessAllDuePayments(ctx); err != nil {
-			t.Fatal(err)
-		}
-		got, err := svc.Store().SessionGet(ctx, s.ID)
-		if err != nil || got.PaymentID == nil {
-			t.Fatalf("the session paid in LTC = %+v, %v", got, err)
-		}
-		id := *got.PaymentID
+		svc, id := paidCryptoPayment(t, db)
 		cmd := func(args ...string) []string { return append(append([]string{"payments"}, args...), db.flags...) }
 
 		out := words(mustCLI(t, vars{}, cmd("refund", id, "--amount", "500", "--checkout-base-url", "https://pay.example")...))
