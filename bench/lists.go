@@ -193,7 +193,10 @@ var responseBody = `{"ok":true,"data":{"id":"cs_0","object":"checkout_session","
 //   - payments, each of a session of its own: a quarter crypto, the rest
 //     card; 1 in 10 failed (card_declined), 1 in 100 processing, 1 in
 //     1,000 disputed, and 1 in 1,000 failed duplicate_payment, to refund;
-//     the rest succeeded.
+//     1 in 10 partially refunded; the rest succeeded.
+//   - refunds: one of each payment partially refunded, 1 in 10,000 a
+//     crypto refund waiting for the merchant's payout.
+//   - disputes: one of each disputed payment, half open.
 func loadLists(ctx context.Context, dialect, logs string, raw *sql.DB, g gen, stderr io.Writer) error {
 	series := func(sel string) string {
 		if dialect == "sqlite" {
@@ -241,12 +244,32 @@ func loadLists(ctx context.Context, dialect, logs string, raw *sql.DB, g gen, st
 		SELECT 'pay_' || ` + hex(32, "i") + `, 'cs_' || ` + hex(64, "i") + `, $5, 'test',
 			CASE WHEN i % 4 = 1 OR i % 1000 = 13 THEN 'crypto' ELSE 'card' END,
 			CASE WHEN i % 1000 = 13 THEN 'failed' WHEN i % 1000 = 17 THEN 'disputed' WHEN i % 10 = 3 THEN 'failed'
-				WHEN i % 100 = 1 THEN 'processing' ELSE 'succeeded' END,
+				WHEN i % 100 = 1 THEN 'processing' WHEN i % 10 = 5 THEN 'partially_refunded' ELSE 'succeeded' END,
 			CASE WHEN i % 1000 = 13 OR i % 1000 <> 17 AND (i % 10 = 3 OR i % 100 = 1) THEN 0 ELSE 1 END,
-			1500, 0, 0, 'USD',
+			1500, CASE WHEN i % 10 = 5 THEN 500 ELSE 0 END, 0, 'USD',
 			CASE WHEN i % 1000 = 13 THEN 'duplicate_payment' WHEN i % 1000 <> 17 AND i % 10 = 3 THEN 'card_declined' END,
 			'{}', 0, ` + at + `, ` + at + `,
 			CASE WHEN i % 1000 = 13 THEN 1 ELSE 0 END`)
+	// A refund of 500 of each payment partially refunded (1 in 10); 1 in
+	// 10,000 of them (crypto payments) still pending, waiting for the
+	// merchant's payout to the address the buyer gave.
+	refunds := series(`INSERT INTO refunds (id, payment_id, session_id, store_id, mode, amount, currency, reason, status, failure_code,
+			requested_by_kind, requested_by_id, requested_by_name, due_at_ms, created_at_ms, updated_at_ms, details, link_token, payout_address)
+		SELECT 're_' || `+hex(32, "i")+`, 'pay_' || `+hex(32, "i")+`, 'cs_' || `+hex(64, "i")+`, $5, 'test', 500, 'USD', 'requested_by_customer',
+			CASE WHEN i % 10000 = 5 THEN 'pending' ELSE 'succeeded' END, NULL, 'cli', '', 'bench',
+			NULL, `+at+`, `+at+`,
+			CASE WHEN i % 10000 = 5 THEN $6 ELSE '' END, NULL,
+			CASE WHEN i % 10000 = 5 THEN 'BTC:' || $7 END`) + ` WHERE i % 10 = 5`
+	// A dispute of each disputed payment (1 in 1,000): half still needing
+	// a response, their deadlines in the next week; the rest won.
+	disputes := series(`INSERT INTO disputes (id, payment_id, session_id, store_id, mode, amount, currency, reason, status, fee, evidence_due_by,
+			evidence, submitted_at_ms, submitted_by, closed_at_ms, due_at_ms, created_at_ms, updated_at_ms)
+		SELECT 'dp_' || `+hex(32, "i")+`, 'pay_' || `+hex(32, "i")+`, 'cs_' || `+hex(64, "i")+`, $5, 'test', 1500, 'USD', 'fraudulent',
+			CASE WHEN i % 2000 = 17 THEN 'needs_response' ELSE 'won' END, 1500, $6 + i % 604800, '{}', NULL, '',
+			CASE WHEN i % 2000 = 17 THEN NULL ELSE `+at+` END, CASE WHEN i % 2000 = 17 THEN ($6 + i % 604800) * 1000 END, `+at+`, `+at+``) +
+		` WHERE i % 1000 = 17`
+	payout := `{"coin":"BTC","network":"test","rate":"payment","link_expires_at":1,"address":"` + benchPayoutAddress +
+		`","amount_base":"2100","addressed_at":1}`
 	// An event's object: the session of responseBody after its id.
 	eventData := responseBody[len(`{"ok":true,"data":{"id":"cs_0",`) : len(responseBody)-1]
 	tables := []struct {
@@ -259,6 +282,8 @@ func loadLists(ctx context.Context, dialect, logs string, raw *sql.DB, g gen, st
 		{"deliveries", deliveries, []any{g.endpoint}},
 		{"sessions", sessions, []any{`[{"name":"Sword","amount":1500,"quantity":1}]`}},
 		{"payments", payments, nil},
+		{"refunds", refunds, []any{payout, benchPayoutAddress}},
+		{"disputes", disputes, []any{time.Now().Unix()}},
 	}
 	for _, tb := range tables {
 		began := time.Now()
@@ -274,7 +299,7 @@ func loadLists(ctx context.Context, dialect, logs string, raw *sql.DB, g gen, st
 	if dialect == "postgres" {
 		// What autovacuum's ANALYZE would have done as the tables grew;
 		// SQLite is left without statistics, as serve leaves it.
-		if _, err := raw.ExecContext(ctx, `ANALYZE request_logs; ANALYZE events; ANALYZE deliveries; ANALYZE sessions; ANALYZE payments`); err != nil {
+		if _, err := raw.ExecContext(ctx, `ANALYZE request_logs; ANALYZE events; ANALYZE deliveries; ANALYZE sessions; ANALYZE payments; ANALYZE refunds; ANALYZE disputes`); err != nil {
 			return err
 		}
 	}
@@ -377,11 +402,55 @@ func listCases(svc *service.Service, g gen) []listCase {
 			_, err := svc.PaymentIn(ctx, scope, g.paymentID(deep(n)))
 			return 1, err
 		}},
+		payments("status partially_refunded (10%)", service.PaymentFilter{Status: checkout.PaymentPartiallyRefunded}, nil),
+		{"payments", "page of a refunded payment", func(ctx context.Context, n int) (int, error) {
+			return paymentPage(ctx, svc, scope, g.paymentID(deep(n)/10*10+5))
+		}},
+		{"payments", "page of a disputed payment", func(ctx context.Context, n int) (int, error) {
+			return paymentPage(ctx, svc, scope, g.paymentID(deep(n)/1000*1000+17))
+		}},
+		{"refunds", "by id", func(ctx context.Context, n int) (int, error) {
+			_, err := svc.RefundIn(ctx, scope, fmt.Sprintf("%s%032x", checkout.PrefixRefund, deep(n)/10*10+5))
+			return 1, err
+		}},
+		{"refunds", "awaiting payout (a node's start)", func(ctx context.Context, n int) (int, error) {
+			rs, err := svc.Store().RefundListAwaitingPayout(ctx)
+			return len(rs), err
+		}},
+		{"disputes", "open (the home's attention)", func(ctx context.Context, n int) (int, error) {
+			ds, err := svc.OpenDisputes(ctx, scope)
+			return len(ds), err
+		}},
 		{"api keys", "list", func(ctx context.Context, n int) (int, error) {
 			ks, err := svc.ListAPIKeys(ctx, scope)
 			return len(ks), err
 		}},
 	}
+}
+
+// benchPayoutAddress is the buyer's address of the crypto refunds waiting
+// for their payout.
+const benchPayoutAddress = "tb1qw508d6qejxtdg4y5r3zarvary0c5xw7kxpjzsx"
+
+// paymentPage fetches what a payment's dashboard page shows: the payment,
+// its refunds and its dispute; it returns how many refunds and disputes.
+func paymentPage(ctx context.Context, svc *service.Service, scope checkout.Scope, id string) (int, error) {
+	p, err := svc.PaymentIn(ctx, scope, id)
+	if err != nil {
+		return 0, err
+	}
+	rs, err := svc.Refunds(ctx, p.ID)
+	if err != nil {
+		return 0, err
+	}
+	d, err := svc.DisputeOfPayment(ctx, p.ID)
+	if err != nil {
+		return 0, err
+	}
+	if d != nil {
+		return len(rs) + 1, nil
+	}
+	return len(rs), nil
 }
 
 // timeCase runs c listWarmup times untimed, then listRuns times timed.
