@@ -99,6 +99,10 @@ type Store interface {
 	// RefundListDue returns at most limit refunds whose DueAt is at or
 	// before now, the longest due first.
 	RefundListDue(ctx context.Context, now time.Time, limit int) ([]*Refund, error)
+	// HomeDays returns a store's figures for each day of p.From to p.To,
+	// in order, a day with nothing in it with zeros (docs/dashboard.md,
+	// Home). Days that ended before p.Settled are counted once and kept.
+	HomeDays(ctx context.Context, p HomeDaysParams) ([]HomeDay, error)
 	// PaymentCountRefundDue counts a store's payments of one mode that are
 	// to be refunded (Payment.RefundDue), up to limit: the count stops there.
 	PaymentCountRefundDue(ctx context.Context, merchantID string, mode Mode, limit int) (int, error)
