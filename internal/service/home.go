@@ -1,0 +1,90 @@
+package service
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/checkoutd/checkoutd/checkout"
+)
+
+// The store's home (docs/dashboard.md, Home): a range of UTC days' gross
+// volume, refunds, lost disputes, net volume, successful payments and the
+// sessions created and paid, in the store's currency and the scope's mode,
+// from the stored payments, refunds, disputes and sessions
+// (checkout.HomeDay says how each is dated).
+
+const (
+	// HomeDefaultDays is the range the home shows unless asked: the last
+	// 30 days, today included.
+	HomeDefaultDays = 30
+	// HomeMaxDays is the longest range the home shows: a year, leap or not.
+	HomeMaxDays = 366
+	// homeSettle is how long after a day ends its figures are kept as
+	// final: longer than any transaction that writes a time of the day
+	// takes to commit.
+	homeSettle = time.Hour
+)
+
+// HomeRange asks for the home's days From to To, both included (UTC days;
+// any instant of the day will do). A zero From is HomeDefaultDays before
+// To; a zero To is today.
+type HomeRange struct{ From, To time.Time }
+
+// Home is a store's figures over a range of days.
+type Home struct {
+	// From and To are the first and last days (UTC), both included.
+	From, To time.Time
+	// Currency is the store's: the figures count its payments in it alone.
+	Currency string
+	// Days are the range's days, in order; Total adds them up.
+	Days  []checkout.HomeDay
+	Total checkout.HomeDay
+}
+
+// Conversion is the share of the sessions created in the range that were
+// paid in it, between 0 and 1 (a session created before the range and paid
+// in it counts as paid, so a short range may exceed 1); false when no
+// session was created.
+func (h *Home) Conversion() (float64, bool) {
+	if h.Total.SessionsCreated == 0 {
+		return 0, false
+	}
+	return float64(h.Total.SessionsPaid) / float64(h.Total.SessionsCreated), true
+}
+
+// HomeFigures returns the scope's figures over r: a validation error names
+// from or to when the range runs backwards or is longer than HomeMaxDays.
+func (s *Service) HomeFigures(ctx context.Context, scope checkout.Scope, r HomeRange) (*Home, error) {
+	m, err := s.store.MerchantGet(ctx, scope.MerchantID)
+	if err != nil {
+		return nil, err
+	}
+	now := s.now()
+	to := checkout.DayOf(r.To)
+	if r.To.IsZero() {
+		to = checkout.DayOf(now)
+	}
+	from := checkout.DayOf(r.From)
+	if r.From.IsZero() {
+		from = to.AddDate(0, 0, 1-HomeDefaultDays)
+	}
+	switch {
+	case to.Before(from):
+		return nil, violationsError([]checkout.Violation{{Code: "invalid_value", Param: "to",
+			Message: "The end of the date range is before its start."}})
+	case to.Sub(from) >= HomeMaxDays*checkout.Day:
+		return nil, violationsError([]checkout.Violation{{Code: "invalid_value", Param: "from",
+			Message: fmt.Sprintf("The date range can be at most %d days long; it has %d.", HomeMaxDays, int(to.Sub(from)/checkout.Day)+1)}})
+	}
+	days, err := s.store.HomeDays(ctx, checkout.HomeDaysParams{MerchantID: scope.MerchantID, Mode: scope.Mode, Currency: m.Currency,
+		From: from, To: to.Add(checkout.Day), Settled: now.Add(-homeSettle)})
+	if err != nil {
+		return nil, err
+	}
+	h := &Home{From: from, To: to, Currency: m.Currency, Days: days}
+	for _, d := range days {
+		h.Total.Add(d)
+	}
+	return h, nil
+}
