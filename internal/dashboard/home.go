@@ -162,3 +162,37 @@ func newChart(days []checkout.HomeDay, money func(int64) string) chart {
 	c.Net, c.ZeroY = strings.TrimSpace(net.String()), f(y(0))
 	return c
 }
+
+// attentionView is what needs attention on the store's home, but for the
+// open disputes.
+type attentionView struct {
+	// FailedDeliveries counts the failed deliveries of the last days;
+	// FailedMore says the count stopped at its limit; FailedLink is the
+	// deliveries list filtered to them.
+	FailedDeliveries int
+	FailedMore       bool
+	FailedLink       string
+	Payouts          []payoutRow
+	PayoutsMore      bool
+}
+
+// payoutRow is a crypto refund waiting for the merchant's payout.
+type payoutRow struct {
+	ID, PaymentID, Amount string
+	Crypto                *cryptoRefundRow
+	AddressedAt           time.Time
+}
+
+// Empty says nothing needs attention (open disputes aside).
+func (a *attentionView) Empty() bool { return a.FailedDeliveries == 0 && len(a.Payouts) == 0 }
+
+func newAttentionView(a *service.Attention, s *scope, checkoutBaseURL string) *attentionView {
+	v := &attentionView{FailedDeliveries: a.FailedDeliveries, FailedMore: a.FailedDeliveries >= service.MaxAttentionFailed,
+		FailedLink: s.path(sectionDeliveries) + "?" + url.Values{"status": {string(checkout.DeliveryFailed)}, "from": {a.FailedSince.Format(dateLayout)}}.Encode(),
+		PayoutsMore: a.PayoutsMore}
+	for _, r := range a.Payouts {
+		v.Payouts = append(v.Payouts, payoutRow{ID: r.ID, PaymentID: r.PaymentID, Amount: checkout.FormatAmount(r.Amount, r.Currency),
+			Crypto: newCryptoRefundRow(r, checkoutBaseURL), AddressedAt: time.UnixMilli(r.Crypto.AddressedAt)})
+	}
+	return v
+}

@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/checkoutd/checkoutd/checkout"
 	"github.com/checkoutd/checkoutd/internal/service"
@@ -119,6 +120,81 @@ func TestStoreHomeRangeErrors(t *testing.T) {
 		// A year, leap day included, is the longest range.
 		if pg := e.get(home+"?from=2024-01-01&to=2024-12-31", e.ann); pg.status != http.StatusOK {
 			t.Errorf("366 days = %d", pg.status)
+		}
+	})
+}
+
+// Needs attention lists a crypto refund from the buyer's address until
+// its payout is seen (the coins, the address, a link to the refund), and
+// counts the deliveries that failed in the last 7 days, linking to them
+// in the deliveries list; with nothing open it says so.
+func TestStoreHomeAttention(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		ctx := context.Background()
+		e := newRefundEnv(t, db)
+		home := "/dashboard/stores/" + e.m.ID + "/test/"
+		wantIn(t, "the home", e.get(home, e.ann).body, "Nothing needs your attention in test mode")
+
+		p := e.paidByCrypto("BTC")
+		r := e.cryptoRefund(p, "10.00", "")
+		if pg := e.get(home, e.ann); strings.Contains(pg.body, `id="payout-`) {
+			t.Error("a refund awaiting the buyer's address is listed")
+		}
+		if _, err := e.svc.GiveRefundAddress(ctx, r.LinkToken, buyerBTC); err != nil {
+			t.Fatal(err)
+		}
+		r = e.refund(r)
+		pg := e.get(home, e.ann)
+		wantIn(t, "the home", pg.body, "Crypto refunds to pay", `<tr id="payout-`+r.ID+`">`, buyerBTC, `href="`+home+`payments/`+p.ID+`#refund-`+r.ID+`"`,
+			"$10.00")
+		if strings.Contains(pg.body, "Nothing needs your attention") {
+			t.Error("the home says nothing needs attention")
+		}
+		if _, err := e.svc.SimulateRefundPayout(ctx, checkout.Scope{MerchantID: e.m.ID, Mode: checkout.ModeTest}, r.ID); err != nil {
+			t.Fatal(err)
+		}
+		if pg := e.get(home, e.ann); strings.Contains(pg.body, `id="payout-`) {
+			t.Error("a refund whose payout is seen is still listed")
+		}
+
+		// Two failed deliveries: one of today, one of 6 days ago; one of 7
+		// days ago and one of live mode are not counted.
+		now := e.clock.Now()
+		ep := &checkout.Endpoint{ID: checkout.NewID(checkout.PrefixEndpoint, 16), MerchantID: e.m.ID, Mode: checkout.ModeTest,
+			URL: "https://hooks.example.com/a", Enabled: true, Secret: checkout.NewWebhookSecret(), CreatedAt: now, UpdatedAt: now}
+		live := *ep
+		live.ID, live.Mode = checkout.NewID(checkout.PrefixEndpoint, 16), checkout.ModeLive
+		if err := db.InTx(ctx, func(tx checkout.Tx) error {
+			if err := tx.EndpointInsert(ctx, ep); err != nil {
+				return err
+			}
+			if err := tx.EndpointInsert(ctx, &live); err != nil {
+				return err
+			}
+			for _, c := range []struct {
+				ep *checkout.Endpoint
+				at time.Time
+			}{{ep, now}, {ep, checkout.DayOf(now).AddDate(0, 0, -6)}, {ep, checkout.DayOf(now).AddDate(0, 0, -6).Add(-time.Millisecond)}, {&live, now}} {
+				ev := &checkout.Event{ID: checkout.NewEventID(), MerchantID: e.m.ID, Mode: c.ep.Mode, Type: checkout.EventCheckoutCompleted,
+					CreatedAt: c.at, Object: []byte(`{}`)}
+				d := checkout.NewDelivery(ev, c.ep, c.at)
+				d.Status, d.Attempts = checkout.DeliveryFailed, 8
+				if err := tx.EventInsert(ctx, ev); err != nil {
+					return err
+				}
+				if err := tx.DeliveryInsert(ctx, d); err != nil {
+					return err
+				}
+			}
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+		link := home + "developers/deliveries?" + html.EscapeString(url.Values{"from": {checkout.DayOf(now).AddDate(0, 0, -6).Format("2006-01-02")}, "status": {"failed"}}.Encode())
+		pg = e.get(home, e.ann)
+		wantIn(t, "the home", pg.body, `<a href="`+link+`">2 deliveries failed</a> in the last 7 days`)
+		if list := e.get(html.UnescapeString(link), e.ann); list.status != http.StatusOK || strings.Count(list.body, `class="badge bad">failed<`) != 2 {
+			t.Errorf("the failed deliveries' list = %d, %d failed shown; want 2", list.status, strings.Count(list.body, `class="badge bad">failed<`))
 		}
 	})
 }

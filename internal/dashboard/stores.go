@@ -40,6 +40,9 @@ type storeHomeView struct {
 	// is wrong.
 	Range homeRangeForm
 	Home  *homeFigures
+	// Attention is the rest of what needs attention: failed deliveries,
+	// crypto refunds to pay out.
+	Attention *attentionView
 }
 
 // HandleNewStorePage serves GET /dashboard/stores/new.
@@ -78,7 +81,9 @@ func (d *Dashboard) HandleStoreRoot() http.Handler {
 
 // HandleStoreHome serves GET /dashboard/stores/{store}/{mode}/: the store,
 // its figures over a range of days (?from=&to=, UTC dates), what needs
-// attention (its open disputes, the nearest deadline first), and the first
+// attention (its open disputes, the nearest deadline first; its failed
+// webhook deliveries of the last days; its crypto refunds waiting for the
+// merchant's payout), and the first
 // steps of an integration. A range that is wrong is answered 400 with the
 // form and its errors, and the rest of the page.
 func (d *Dashboard) HandleStoreHome() http.Handler {
@@ -88,7 +93,13 @@ func (d *Dashboard) HandleStoreHome() http.Handler {
 			d.fail(w, r, err)
 			return
 		}
-		v := storeHomeView{Layout: s.layout(s.store.Name, ""), BaseURL: d.baseURL, DisputesMore: len(open) >= service.MaxOpenDisputes}
+		attention, err := d.svc.HomeAttention(r.Context(), s.checkoutScope())
+		if err != nil {
+			d.fail(w, r, err)
+			return
+		}
+		v := storeHomeView{Layout: s.layout(s.store.Name, ""), BaseURL: d.baseURL, DisputesMore: len(open) >= service.MaxOpenDisputes,
+			Attention: newAttentionView(attention, s, d.svc.CheckoutBaseURL())}
 		status := http.StatusOK
 		form, rng := readHomeRange(r.URL.Query())
 		if len(form.Errors) == 0 {

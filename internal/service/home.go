@@ -88,3 +88,58 @@ func (s *Service) HomeFigures(ctx context.Context, scope checkout.Scope, r HomeR
 	}
 	return h, nil
 }
+
+const (
+	// AttentionFailedDays is how far back the home counts failed
+	// deliveries: the last 7 days, today included.
+	AttentionFailedDays = 7
+	// MaxAttentionFailed is where the count of failed deliveries stops
+	// ("1,000 or more").
+	MaxAttentionFailed = 1000
+	// MaxAttentionPayouts bounds the crypto refunds the home lists.
+	MaxAttentionPayouts = 20
+)
+
+// Attention is what needs a merchant's attention on the store's home, but
+// for the open disputes (OpenDisputes).
+type Attention struct {
+	// FailedDeliveries counts the deliveries that failed, created since
+	// FailedSince (a UTC day's start), up to MaxAttentionFailed.
+	FailedDeliveries int
+	FailedSince      time.Time
+	// Payouts are the crypto refunds waiting for the merchant's payout to
+	// the buyer's address, oldest first, at most MaxAttentionPayouts;
+	// PayoutsMore says there may be more.
+	Payouts     []*checkout.Refund
+	PayoutsMore bool
+}
+
+// HomeAttention returns what needs attention in the scope: its failed
+// webhook deliveries of the last AttentionFailedDays, and its crypto
+// refunds waiting for the merchant's payout.
+func (s *Service) HomeAttention(ctx context.Context, scope checkout.Scope) (*Attention, error) {
+	a := &Attention{FailedSince: checkout.DayOf(s.now()).AddDate(0, 0, 1-AttentionFailedDays)}
+	var err error
+	a.FailedDeliveries, err = s.store.DeliveryCountFailed(ctx, scope.MerchantID, scope.Mode, a.FailedSince, MaxAttentionFailed)
+	if err != nil {
+		return nil, err
+	}
+	// The pending refunds with an address are those awaiting the payout and
+	// those whose payout is confirming; both are few, and the second kind
+	// needs nothing of the merchant.
+	pending, err := s.store.RefundListPayoutPending(ctx, scope.MerchantID, scope.Mode, 5*MaxAttentionPayouts)
+	if err != nil {
+		return nil, err
+	}
+	for _, r := range pending {
+		if r.Crypto == nil || r.Crypto.Stage() != checkout.StageAwaitingPayout {
+			continue
+		}
+		if len(a.Payouts) == MaxAttentionPayouts {
+			a.PayoutsMore = true
+			break
+		}
+		a.Payouts = append(a.Payouts, r)
+	}
+	return a, nil
+}

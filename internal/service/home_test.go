@@ -164,3 +164,45 @@ func TestHomeRange(t *testing.T) {
 		}
 	})
 }
+
+// A crypto refund needs the merchant's attention from the buyer's address
+// until its payout is seen; failed deliveries are counted over the last 7
+// days (the store's count: internal/store's Home/Attention).
+func TestHomeAttention(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		f := newPayFixture(t, db)
+		scope := checkout.Scope{MerchantID: f.m.ID, Mode: checkout.ModeTest}
+		attention := func() *service.Attention {
+			t.Helper()
+			a, err := f.svc.HomeAttention(ctx, scope)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return a
+		}
+		p := f.paidByCrypto(t, "BTC")
+		out, err := f.svc.RefundPayment(ctx, service.RefundRequest{Scope: scope, PaymentID: p.ID, Params: checkout.RefundParams{Amount: amount(600)}, By: operator})
+		if err != nil {
+			t.Fatal(err)
+		}
+		a := attention()
+		if len(a.Payouts) != 0 || a.FailedDeliveries != 0 || !a.FailedSince.Equal(checkout.DayOf(f.clock.Now()).AddDate(0, 0, -6)) {
+			t.Errorf("before the buyer's address: %+v; want no payout, no failure, since 6 days ago", a)
+		}
+		if _, err := f.svc.GiveRefundAddress(ctx, out.Refund.LinkToken, buyerBTC); err != nil {
+			t.Fatal(err)
+		}
+		if a := attention(); len(a.Payouts) != 1 || a.Payouts[0].ID != out.Refund.ID || a.PayoutsMore {
+			t.Errorf("awaiting the payout: %+v; want the refund", a.Payouts)
+		}
+		if other, _ := f.svc.HomeAttention(ctx, checkout.Scope{MerchantID: f.m.ID, Mode: checkout.ModeLive}); len(other.Payouts) != 0 {
+			t.Errorf("live mode lists %v", other.Payouts)
+		}
+		if _, err := f.svc.SimulateRefundPayout(ctx, scope, out.Refund.ID); err != nil {
+			t.Fatal(err)
+		}
+		if a := attention(); len(a.Payouts) != 0 {
+			t.Errorf("once the payout is seen: %v; want none", a.Payouts)
+		}
+	})
+}

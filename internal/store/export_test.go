@@ -240,3 +240,12 @@ func HomeQueries() []HomeQuery {
 		WHERE store_id = $1 AND mode = $2 AND currency = $3 AND day >= $4 AND day < $5`, "home_days", []any{"store", "test", "USD", int64(1), int64(30)}},
 	}
 }
+
+// AttentionQueries are the home's reads of what needs attention, with the
+// index each must read.
+func AttentionQueries() []HomeQuery {
+	return []HomeQuery{
+		{"failed deliveries", deliveryCountFailedQuery, "deliveries_scope_status", []any{"store", "test", int64(1), 100}},
+		{"payouts", refundListPayoutPendingQuery, "refunds_payout_pending", []any{"store", "test", 20}},
+	}
+}

@@ -186,3 +186,30 @@ func (db *DB) homeDaysCount(ctx context.Context, p checkout.HomeDaysParams, from
 	}
 	return days, nil
 }
+
+// DeliveryCountFailed counts a store's deliveries of one mode that failed
+// and were created at or after since, up to limit (the count stops there),
+// from deliveries_scope_status.
+func (db *DB) DeliveryCountFailed(ctx context.Context, merchantID string, mode checkout.Mode, since time.Time, limit int) (int, error) {
+	var n int
+	err := db.readRow(ctx, deliveryCountFailedQuery, merchantID, string(mode), since.UnixMilli(), limit).Scan(&n)
+	return n, db.translate(err)
+}
+
+const deliveryCountFailedQuery = `SELECT COUNT(*) FROM
+	(SELECT 1 FROM deliveries WHERE store_id = $1 AND mode = $2 AND status = 'failed' AND created_at_ms >= $3 ORDER BY created_at_ms, id LIMIT $4) failed`
+
+// RefundListPayoutPending returns at most limit of a store's pending
+// refunds of one mode that have a payout address (crypto refunds waiting
+// for the merchant's payout, or confirming it), oldest first, from
+// refunds_payout_pending.
+func (db *DB) RefundListPayoutPending(ctx context.Context, merchantID string, mode checkout.Mode, limit int) ([]*checkout.Refund, error) {
+	rows, err := db.readRows(ctx, refundListPayoutPendingQuery, merchantID, string(mode), limit)
+	if err != nil {
+		return nil, db.translate(err)
+	}
+	return collectSkipping(db, rows, "refunds", scanRefund)
+}
+
+const refundListPayoutPendingQuery = `SELECT ` + refundColumns + ` FROM refunds
+	WHERE store_id = $1 AND mode = $2 AND status = 'pending' AND payout_address IS NOT NULL ORDER BY created_at_ms, id LIMIT $3`

@@ -66,7 +66,7 @@ func undoFrom(version int) []string {
 // undo0029 undoes migration 0029 (the store's home) on either database;
 // undo0023 follows it. sessions_list goes with it, unless the Sessions
 // page's migration made it first.
-var undo0029 = []string{`DROP INDEX IF EXISTS sessions_list`, `DROP INDEX sessions_completed`, `DROP INDEX disputes_lost`,
+var undo0029 = []string{`DROP INDEX refunds_payout_pending`, `DROP INDEX IF EXISTS sessions_list`, `DROP INDEX sessions_completed`, `DROP INDEX disputes_lost`,
 	`DROP INDEX refunds_succeeded`, `DROP INDEX payments_succeeded`, `DROP TABLE home_days`}
 
 // undo0023 undoes migration 0023 (crypto refunds) on either database;

@@ -176,7 +176,7 @@ func TestAPIKeyEachActivePlan(t *testing.T) {
 // The bench measures the time (bench/README.md, lists).
 func TestHomePlans(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
-		for _, c := range store.HomeQueries() {
+		for _, c := range append(store.HomeQueries(), store.AttentionQueries()...) {
 			plan, err := store.Explain(context.Background(), db, c.Query, c.Args...)
 			if err != nil {
 				t.Fatalf("explain %s: %v", c.Name, err)
@@ -184,7 +184,7 @@ func TestHomePlans(t *testing.T) {
 			if !strings.Contains(plan, c.Index) {
 				t.Errorf("%s\nplan:\n%s\nwant it to read %s", c.Name, plan, c.Index)
 			}
-			for _, table := range []string{"payments", "refunds", "disputes", "sessions", "home_days"} {
+			for _, table := range []string{"payments", "refunds", "disputes", "sessions", "home_days", "deliveries"} {
 				if strings.Contains(plan, "SCAN "+table+" ") || strings.HasSuffix(plan, "SCAN "+table) || strings.Contains(plan, "Seq Scan on "+table) {
 					t.Errorf("%s: the plan scans %s:\n%s", c.Name, table, plan)
 				}

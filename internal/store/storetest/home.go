@@ -2,6 +2,7 @@ package storetest
 
 import (
 	"context"
+	"math/big"
 	"reflect"
 	"testing"
 	"time"
@@ -17,6 +18,7 @@ var homeTests = []struct {
 }{
 	{"Home/Days", testHomeDays},
 	{"Home/Kept", testHomeKept},
+	{"Home/Attention", testHomeAttention},
 }
 
 // homeDay0 is the first day of the home tests: base's UTC day.
@@ -177,5 +179,79 @@ func testHomeKept(t *testing.T, db *store.DB) {
 	// as kept.
 	if got := homeDays(t, db, m, homeAt(-2, 0), homeAt(2, 0), settled); len(got) != 4 || got[0].Gross != 0 || got[2].Gross != 1000 || got[3].Gross != 2020 {
 		t.Errorf("HomeDays(from day -2) = %+v; want 0, 0, 1000, 2020", got)
+	}
+}
+
+// What needs attention: the failed deliveries since a time, counted up to a
+// limit, of the store and mode alone; the pending refunds with a payout
+// address (not those awaiting one, nor those done), oldest first, of the
+// store and mode alone.
+func testHomeAttention(t *testing.T, db *store.DB) {
+	ctx := context.Background()
+	m := newMerchant(t, db, "Acme", base)
+	other := newMerchant(t, db, "Other", base)
+	ep := newEndpoint(t, db, m, checkout.ModeTest)
+	liveEP := newEndpoint(t, db, m, checkout.ModeLive)
+	otherEP := newEndpoint(t, db, other, checkout.ModeTest)
+	since := base.Add(time.Hour)
+	for _, d := range []*checkout.Delivery{
+		historyDelivery(ep, checkout.EventCheckoutCompleted, checkout.DeliveryFailed, since, since),
+		historyDelivery(ep, checkout.EventCheckoutCompleted, checkout.DeliveryFailed, since.Add(time.Minute), since),
+		historyDelivery(ep, checkout.EventCheckoutCompleted, checkout.DeliveryFailed, since.Add(-time.Millisecond), since),
+		historyDelivery(ep, checkout.EventCheckoutCompleted, checkout.DeliverySucceeded, since, since),
+		historyDelivery(ep, checkout.EventCheckoutCompleted, checkout.DeliveryPending, since, since),
+		historyDelivery(liveEP, checkout.EventCheckoutCompleted, checkout.DeliveryFailed, since, since),
+		historyDelivery(otherEP, checkout.EventCheckoutCompleted, checkout.DeliveryFailed, since, since),
+	} {
+		putDelivery(t, db, d)
+	}
+	for limit, want := range map[int]int{100: 2, 2: 2, 1: 1} {
+		if n, err := db.DeliveryCountFailed(ctx, m.ID, checkout.ModeTest, since, limit); err != nil || n != want {
+			t.Errorf("DeliveryCountFailed(limit %d) = %d, %v; want %d", limit, n, err, want)
+		}
+	}
+
+	by := checkout.Actor{Kind: checkout.ActorCLI, Name: "root"}
+	refund := func(m *checkout.Merchant, mode checkout.Mode, at time.Time, address, tx string, status checkout.RefundStatus) *checkout.Refund {
+		t.Helper()
+		s := insertSession(t, db, newSession(m, func(s *checkout.Session) { s.Mode = mode }))
+		p := cryptoPayment(s, "0x"+s.ID[3:20], at)
+		p.Succeed(checkout.DefaultPricing, at)
+		insertPayments(t, db, p)
+		r, err := checkout.NewCryptoRefund(p, checkout.RefundParams{}, "test", by, at)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if address != "" {
+			if err := r.SetAddress(address, big.NewInt(12345), at); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if tx != "" {
+			if err := r.PayoutSeen(tx, 4, at, at); err != nil {
+				t.Fatal(err)
+			}
+		}
+		r.Status = status
+		inTx(t, db, func(tx checkout.Tx) error { return tx.RefundInsert(ctx, r) })
+		return r
+	}
+	second := refund(m, checkout.ModeTest, base.Add(2*time.Second), "0xb", "", checkout.RefundPending)
+	first := refund(m, checkout.ModeTest, base.Add(time.Second), "0xa", "", checkout.RefundPending)
+	confirming := refund(m, checkout.ModeTest, base.Add(3*time.Second), "0xc", "0xpaid", checkout.RefundPending)
+	refund(m, checkout.ModeTest, base, "", "", checkout.RefundPending)
+	refund(m, checkout.ModeTest, base, "0xd", "0xdone", checkout.RefundSucceeded)
+	refund(m, checkout.ModeLive, base, "0xe", "", checkout.RefundPending)
+	refund(other, checkout.ModeTest, base, "0xf", "", checkout.RefundPending)
+	got, err := db.RefundListPayoutPending(ctx, m.ID, checkout.ModeTest, 10)
+	var ids []string
+	for _, r := range got {
+		ids = append(ids, r.ID)
+	}
+	if want := []string{first.ID, second.ID, confirming.ID}; err != nil || !reflect.DeepEqual(ids, want) {
+		t.Errorf("RefundListPayoutPending = %v, %v; want %v", ids, err, want)
+	}
+	if got, _ := db.RefundListPayoutPending(ctx, m.ID, checkout.ModeTest, 1); len(got) != 1 || got[0].ID != first.ID {
+		t.Errorf("RefundListPayoutPending(limit 1) = %v; want the oldest", got)
 	}
 }

@@ -30,3 +30,7 @@ CREATE INDEX sessions_completed ON sessions (store_id, mode, completed_at) WHERE
 -- The sessions list (migration 0024 of the Sessions page) makes the same
 -- index; whichever runs first makes it.
 CREATE INDEX IF NOT EXISTS sessions_list ON sessions (store_id, mode, created_at, id);
+-- What needs attention on the home: the crypto refunds with the buyer's
+-- address, waiting for the merchant's payout or confirming it (few: they
+-- are paid within days).
+CREATE INDEX refunds_payout_pending ON refunds (store_id, mode, created_at_ms, id) WHERE status = 'pending' AND payout_address IS NOT NULL;
