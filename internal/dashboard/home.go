@@ -188,7 +188,7 @@ func (a *attentionView) Empty() bool { return a.FailedDeliveries == 0 && len(a.P
 
 func newAttentionView(a *service.Attention, s *scope, checkoutBaseURL string) *attentionView {
 	v := &attentionView{FailedDeliveries: a.FailedDeliveries, FailedMore: a.FailedDeliveries >= service.MaxAttentionFailed,
-		FailedLink: s.path(sectionDeliveries) + "?" + url.Values{"status": {string(checkout.DeliveryFailed)}, "from": {a.FailedSince.Format(dateLayout)}}.Encode(),
+		FailedLink:  s.path(sectionDeliveries) + "?" + url.Values{"status": {string(checkout.DeliveryFailed)}, "from": {a.FailedSince.Format(dateLayout)}}.Encode(),
 		PayoutsMore: a.PayoutsMore}
 	for _, r := range a.Payouts {
 		v.Payouts = append(v.Payouts, payoutRow{ID: r.ID, PaymentID: r.PaymentID, Amount: checkout.FormatAmount(r.Amount, r.Currency),
