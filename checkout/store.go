@@ -99,6 +99,18 @@ type Store interface {
 	// RefundListDue returns at most limit refunds whose DueAt is at or
 	// before now, the longest due first.
 	RefundListDue(ctx context.Context, now time.Time, limit int) ([]*Refund, error)
+	// HomeDays returns a store's figures for each day of p.From to p.To,
+	// in order, a day with nothing in it with zeros (docs/dashboard.md,
+	// Home). Days that ended before p.Settled are counted once and kept.
+	HomeDays(ctx context.Context, p HomeDaysParams) ([]HomeDay, error)
+	// DeliveryCountFailed counts a store's deliveries of one mode that
+	// failed, created at or after since, up to limit: the count stops
+	// there.
+	DeliveryCountFailed(ctx context.Context, merchantID string, mode Mode, since time.Time, limit int) (int, error)
+	// RefundListPayoutPending returns at most limit of a store's pending
+	// refunds of one mode with a payout address (crypto refunds the
+	// merchant is to pay, or whose payout confirms), oldest first.
+	RefundListPayoutPending(ctx context.Context, merchantID string, mode Mode, limit int) ([]*Refund, error)
 	// PaymentCountRefundDue counts a store's payments of one mode that are
 	// to be refunded (Payment.RefundDue), up to limit: the count stops there.
 	PaymentCountRefundDue(ctx context.Context, merchantID string, mode Mode, limit int) (int, error)

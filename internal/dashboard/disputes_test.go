@@ -533,7 +533,7 @@ func TestStoreHomeNeedsAttention(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		e := newRefundEnv(t, db)
 		home := "/dashboard/stores/" + e.m.ID + "/test/"
-		if pg := e.get(home, e.ann); pg.status != http.StatusOK || !strings.Contains(pg.body, "Nothing needs your attention: no dispute is open in test mode.") ||
+		if pg := e.get(home, e.ann); pg.status != http.StatusOK || !strings.Contains(pg.body, "Nothing needs your attention in test mode: no dispute is open") ||
 			!strings.Contains(pg.body, `<h2 id="needs-attention-title">Needs attention</h2>`) {
 			t.Fatalf("the home without disputes = %d: %s", pg.status, pg.body)
 		}
@@ -578,7 +578,7 @@ func TestStoreHomeNeedsAttention(t *testing.T) {
 		if !(i1 < i2 && i2 < i3) {
 			t.Errorf("the home lists the disputes at %d, %d, %d; want the nearest deadline first", i1, i2, i3)
 		}
-		if pg := e.get("/dashboard/stores/"+e.m.ID+"/live/", e.ann); !strings.Contains(pg.body, "no dispute is open in live mode") || strings.Contains(pg.body, d1.ID) {
+		if pg := e.get("/dashboard/stores/"+e.m.ID+"/live/", e.ann); !strings.Contains(pg.body, "Nothing needs your attention in live mode") || strings.Contains(pg.body, d1.ID) {
 			t.Error("the live home lists test disputes")
 		}
 		if pg := e.get("/dashboard/stores/"+bob.m.ID+"/test/", e.signIn("bob@example.com")); !strings.Contains(pg.body, `<tr id="dispute-`) || strings.Contains(pg.body, d1.ID) {

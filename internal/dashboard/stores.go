@@ -36,6 +36,13 @@ type storeHomeView struct {
 	// service.MaxOpenDisputes; DisputesMore says there may be more.
 	Disputes     []disputeRow
 	DisputesMore bool
+	// Range is the range form; Home the figures over it, nil when the form
+	// is wrong.
+	Range homeRangeForm
+	Home  *homeFigures
+	// Attention is the rest of what needs attention: failed deliveries,
+	// crypto refunds to pay out.
+	Attention *attentionView
 }
 
 // HandleNewStorePage serves GET /dashboard/stores/new.
@@ -73,8 +80,12 @@ func (d *Dashboard) HandleStoreRoot() http.Handler {
 }
 
 // HandleStoreHome serves GET /dashboard/stores/{store}/{mode}/: the store,
-// what needs attention (its open disputes, the nearest deadline first),
-// and the first steps of an integration.
+// its figures over a range of days (?from=&to=, UTC dates), what needs
+// attention (its open disputes, the nearest deadline first; its failed
+// webhook deliveries of the last days; its crypto refunds waiting for the
+// merchant's payout), and the first
+// steps of an integration. A range that is wrong is answered 400 with the
+// form and its errors, and the rest of the page.
 func (d *Dashboard) HandleStoreHome() http.Handler {
 	return d.storePage(func(w http.ResponseWriter, r *http.Request, s *scope) {
 		open, err := d.svc.OpenDisputes(r.Context(), s.checkoutScope())
@@ -82,12 +93,36 @@ func (d *Dashboard) HandleStoreHome() http.Handler {
 			d.fail(w, r, err)
 			return
 		}
-		v := storeHomeView{Layout: s.layout(s.store.Name, ""), BaseURL: d.baseURL, DisputesMore: len(open) >= service.MaxOpenDisputes}
+		attention, err := d.svc.HomeAttention(r.Context(), s.checkoutScope())
+		if err != nil {
+			d.fail(w, r, err)
+			return
+		}
+		v := storeHomeView{Layout: s.layout(s.store.Name, ""), BaseURL: d.baseURL, DisputesMore: len(open) >= service.MaxOpenDisputes,
+			Attention: newAttentionView(attention, s, d.svc.CheckoutBaseURL())}
+		status := http.StatusOK
+		form, rng := readHomeRange(r.URL.Query())
+		if len(form.Errors) == 0 {
+			h, err := d.svc.HomeFigures(r.Context(), s.checkoutScope(), rng)
+			if errs, ok := fieldErrors(err); ok {
+				form.Errors = errs
+			} else if err != nil {
+				d.fail(w, r, err)
+				return
+			} else {
+				v.Home = newHomeFigures(h)
+				form.From, form.To = h.From.Format(dateLayout), h.To.Format(dateLayout)
+			}
+		}
+		if len(form.Errors) > 0 {
+			status = http.StatusBadRequest
+		}
+		v.Range = form
 		now := d.svc.Now()
 		for _, dp := range open {
 			v.Disputes = append(v.Disputes, newDisputeRow(dp, now))
 		}
-		d.render(w, r, http.StatusOK, "store-home", v)
+		d.render(w, r, status, "store-home", v)
 	})
 }
 

@@ -217,3 +217,35 @@ func SetRoundTripFault(db *DB, fn func(queries []string) error) { db.roundTripFa
 
 // APIKeyEachActiveQuery is the query of APIKeyEachActive, for its plan.
 const APIKeyEachActiveQuery = apiKeyEachActiveQuery
+
+// HomeQuery is a count of the store's home, the arguments to explain it
+// with, and the index it must read.
+type HomeQuery struct {
+	Name, Query, Index string
+	Args               []any
+}
+
+// HomeQueries are the counts HomeDays runs for the days not kept, and its
+// read of the days kept.
+func HomeQueries() []HomeQuery {
+	q := homeQueries
+	args := []any{"store", "test", int64(1_790_000_000), int64(1_790_086_400), "USD"}
+	return []HomeQuery{
+		{"gross", q.gross, "payments_succeeded", args},
+		{"refunded", q.refunded, "refunds_succeeded", args},
+		{"disputes", q.disputes, "disputes_lost", args},
+		{"created", q.created, "sessions_list", args[:4]},
+		{"paid", q.paid, "sessions_completed", args[:4]},
+		{"kept", `SELECT day, gross, payments, refunded, disputes_lost, sessions_created, sessions_paid FROM home_days
+		WHERE store_id = $1 AND mode = $2 AND currency = $3 AND day >= $4 AND day < $5`, "home_days", []any{"store", "test", "USD", int64(1), int64(30)}},
+	}
+}
+
+// AttentionQueries are the home's reads of what needs attention, with the
+// index each must read.
+func AttentionQueries() []HomeQuery {
+	return []HomeQuery{
+		{"failed deliveries", deliveryCountFailedQuery, "deliveries_scope_status", []any{"store", "test", int64(1), 100}},
+		{"payouts", refundListPayoutPendingQuery, "refunds_payout_pending", []any{"store", "test", 20}},
+	}
+}

@@ -168,3 +168,27 @@ func TestAPIKeyEachActivePlan(t *testing.T) {
 		}
 	})
 }
+
+// TestHomePlans explains the counts of the store's home on both databases:
+// each reads the index of migration 0029 that holds its scope and time
+// first (no scan of the table), so counting a day costs that day's
+// entries, whatever the table holds; the days kept are read by their key.
+// The bench measures the time (bench/README.md, lists).
+func TestHomePlans(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		for _, c := range append(store.HomeQueries(), store.AttentionQueries()...) {
+			plan, err := store.Explain(context.Background(), db, c.Query, c.Args...)
+			if err != nil {
+				t.Fatalf("explain %s: %v", c.Name, err)
+			}
+			if !strings.Contains(plan, c.Index) {
+				t.Errorf("%s\nplan:\n%s\nwant it to read %s", c.Name, plan, c.Index)
+			}
+			for _, table := range []string{"payments", "refunds", "disputes", "sessions", "home_days", "deliveries"} {
+				if strings.Contains(plan, "SCAN "+table+" ") || strings.HasSuffix(plan, "SCAN "+table) || strings.Contains(plan, "Seq Scan on "+table) {
+					t.Errorf("%s: the plan scans %s:\n%s", c.Name, table, plan)
+				}
+			}
+		}
+	})
+}
