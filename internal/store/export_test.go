@@ -217,3 +217,10 @@ func SetRoundTripFault(db *DB, fn func(queries []string) error) { db.roundTripFa
 
 // APIKeyEachActiveQuery is the query of APIKeyEachActive, for its plan.
 const APIKeyEachActiveQuery = apiKeyEachActiveQuery
+
+// AuditListQuery is the query AuditList runs for p, with its arguments
+// less the dialect's PlanEach options (Explain plans it generically).
+func AuditListQuery(db *DB, p checkout.AuditListParams) (string, []any) {
+	q, args := db.auditListQuery(p)
+	return q, args[len(db.dialect.PlanEach):]
+}

@@ -51,7 +51,7 @@ func execRaw(t *testing.T, driver, dsn string, queries []string) {
 
 // undos take each migration back, by version, for the tests that migrate
 // a database made by an older build.
-var undos = map[int][]string{10: undo0010, 11: undo0011, 12: undo0012, 13: undo0013, 14: undo0014, 15: undo0015, 16: undo0016, 17: undo0017, 18: undo0018, 19: undo0019, 20: undo0020, 21: undo0021, 22: undo0022, 23: undo0023}
+var undos = map[int][]string{10: undo0010, 11: undo0011, 12: undo0012, 13: undo0013, 14: undo0014, 15: undo0015, 16: undo0016, 17: undo0017, 18: undo0018, 19: undo0019, 20: undo0020, 21: undo0021, 22: undo0022, 23: undo0023, 31: undo0031}
 
 // undoFrom returns the statements that take a database back to before
 // migration version: the undos from the newest migration down to version's.
@@ -62,6 +62,10 @@ func undoFrom(version int) []string {
 	}
 	return qs
 }
+
+// undo0031 undoes migration 0031 (the audit trail) on either database;
+// undo0023 follows it.
+var undo0031 = []string{`DROP TABLE audit_entries`}
 
 // undo0023 undoes migration 0023 (crypto refunds) on either database;
 // undo0022 follows it.
