@@ -195,6 +195,14 @@ type Store interface {
 	// RequestLogPurge deletes logs created before t.
 	RequestLogPurge(ctx context.Context, before time.Time) (int64, error)
 
+	// AuditList returns at most p.Limit audit entries of p's store (the
+	// account-level ones for ""), newest first, after p.After and matching
+	// every filter of p.
+	AuditList(ctx context.Context, p AuditListParams) ([]*AuditEntry, error)
+	// AuditPurge deletes the audit entries made before t. Nothing else
+	// deletes or changes an entry.
+	AuditPurge(ctx context.Context, before time.Time) (int64, error)
+
 	// InTx runs fn in one write transaction, committed when fn returns nil
 	// and rolled back otherwise.
 	InTx(ctx context.Context, fn func(Tx) error) error
@@ -363,6 +371,10 @@ type Tx interface {
 	// resend; not_found when there is no such delivery. Its update time
 	// stays: that is when it finished.
 	DeliveryMarkResent(ctx context.Context, id, resentAs string) error
+
+	// AuditInsert records an audit entry, in the transaction of the change
+	// it records: both are kept, or neither.
+	AuditInsert(ctx context.Context, e *AuditEntry) error
 }
 
 // DeliveryListParams selects an endpoint's deliveries, newest first.

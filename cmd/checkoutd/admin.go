@@ -70,7 +70,7 @@ func (a *admin) run(ctx context.Context, args []string, fn func(svc *service.Ser
 			return err
 		}
 	}
-	cfg := service.Config{Processors: a.procs}
+	cfg := service.Config{Processors: a.procs, Actor: cliActor(a.e)}
 	if a.secrets != nil {
 		if cfg.SecretsKey, _, err = a.db.secretsKey(a.secrets, a.makeSecretsKey); err != nil {
 			return err

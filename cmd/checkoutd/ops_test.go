@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/checkoutd/checkoutd/checkout"
 	"github.com/checkoutd/checkoutd/internal/seal"
 )
 
@@ -90,7 +91,58 @@ func TestEveryAdminCommandPrintsOneJSONObject(t *testing.T) {
 		_, newKey := seal.Generate()
 		one("secrets", "rotate", "--secrets-key", hex.EncodeToString(hmacSecretsKey), "--new-secrets-key", newKey)
 
-		for _, group := range []string{"stores", "keys", "webhooks", "accounts", "members", "stores crypto", "payments", "disputes", "secrets"} {
+		// Every change above left one audit entry, by the CLI's user: the
+		// store's, in order (the list is newest first).
+		trail := one("audit", "list", "--store", ids.store, "--limit", "100")["data"].([]any)
+		var got []string
+		for _, en := range trail {
+			en := en.(map[string]any)
+			actor := en["actor"].(map[string]any)
+			if actor["type"] != "cli" || actor["name"] == "" || en["client_address"] != nil || en["user_agent"] != nil {
+				t.Errorf("entry %v: want the CLI's user, from no address", en)
+			}
+			got = append([]string{en["action"].(string)}, got...)
+		}
+		want := []string{"store.create", "crypto_key.set", "crypto_key.remove", "api_key.create", "api_key.revoke",
+			"webhook_endpoint.create", "webhook_endpoint.update", "webhook_endpoint.secret_roll", "webhook_endpoint.test",
+			"webhook_endpoint.disable", "webhook_endpoint.enable", "webhook_delivery.resend", "webhook_endpoint.delete",
+			"member.add", "store.dispute_fee"}
+		if strings.Join(got, " ") != strings.Join(want, " ") {
+			t.Errorf("the store's audit trail:\n%v\nwant\n%v", got, want)
+		}
+		account := one("audit", "list", "--account")["data"].([]any)
+		got = nil
+		for _, en := range account {
+			got = append([]string{en.(map[string]any)["action"].(string)}, got...)
+		}
+		if strings.Join(got, " ") != "account.create secrets.rotate" {
+			t.Errorf("the account-level trail = %v; want account.create, secrets.rotate", got)
+		}
+		st := db.open(t)
+		for _, action := range []checkout.AuditAction{checkout.AuditRefundCreate, checkout.AuditRefundSimulatePayout, checkout.AuditRefundCancel, checkout.AuditDisputeAnswer} {
+			n := 0
+			ms, _ := st.MerchantList(context.Background())
+			for _, m := range ms {
+				es, err := st.AuditList(context.Background(), checkout.AuditListParams{MerchantID: m.ID, Action: action})
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, en := range es {
+					if en.Actor.Kind == checkout.ActorCLI {
+						n++
+					}
+				}
+			}
+			want := 1
+			if action == checkout.AuditRefundCreate {
+				want = 3 // a card refund and two crypto ones
+			}
+			if n != want {
+				t.Errorf("%d %s entries by the CLI; want %d", n, action, want)
+			}
+		}
+
+		for _, group := range []string{"stores", "keys", "webhooks", "accounts", "members", "stores crypto", "payments", "disputes", "secrets", "audit"} {
 			for _, sub := range subcommandsOf(t, group) {
 				if sub == "crypto" && group == "stores" {
 					continue // a group of its own, covered below

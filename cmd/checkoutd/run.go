@@ -57,6 +57,7 @@ func commands() []command {
 		{"payments", "look at payments and refund them (get, refund, cancel-refund, simulate-payout)", paymentsCmd},
 		{"disputes", "look at disputes and answer them with evidence (list, get, answer)", disputesCmd},
 		{"secrets", "seal HMAC keys' secrets with a new secrets key (rotate)", secretsCmd},
+		{"audit", "read the audit trail: who changed what, from where, when (list)", auditCmd},
 		{"listen", "receive the store's test-mode events on this machine: forward each to a local URL, signed", listenCmd},
 		{"trigger", "make a test-mode event happen: create a session and pay it as a buyer would", triggerCmd},
 		{"webhooks", "manage webhook endpoints and deliveries (create, update, list, disable, enable, delete, roll-secret, send-test, deliveries, resend)", webhooksCmd},

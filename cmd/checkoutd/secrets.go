@@ -228,7 +228,7 @@ func secretsRotate(ctx context.Context, e env, args []string) error {
 		}
 	}
 	// Step 2: every secret sealed again, in one transaction.
-	n, err := service.New(service.Config{Store: st, SecretsKey: old}).ResealSecrets(ctx, nextKey)
+	n, err := service.New(service.Config{Store: st, SecretsKey: old, Actor: cliActor(e)}).ResealSecrets(ctx, nextKey)
 	if err != nil {
 		return err
 	}

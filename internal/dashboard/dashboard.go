@@ -89,6 +89,7 @@ func New(svc *service.Service, baseURL string, log *slog.Logger) *Dashboard {
 		"maxEvidence":   func() string { return groupThousands(checkout.MaxEvidenceLen) },
 		"unix":          func(sec int64) time.Time { return time.Unix(sec, 0) },
 		"shortHash":     shortHash,
+		"actorLabel":    actorLabel,
 		"rate": func(c checkout.DeliveryCounts) string {
 			r, ok := c.SuccessRate()
 			if !ok {
@@ -152,7 +153,7 @@ func (d *Dashboard) actionUpTo(limit int64, h func(w http.ResponseWriter, r *htt
 			d.renderError(w, r, http.StatusForbidden, "This form has expired. Go back, reload the page and try again.")
 			return
 		}
-		h(w, r, u)
+		h(w, r.WithContext(service.WithOrigin(r.Context(), originOf(r, u.account))), u)
 	}))
 }
 
@@ -168,7 +169,7 @@ func (d *Dashboard) preauth(h http.HandlerFunc) http.Handler {
 			d.renderError(w, r, http.StatusForbidden, "This form has expired. Go back, reload the page and try again.")
 			return
 		}
-		h(w, r)
+		h(w, r.WithContext(service.WithOrigin(r.Context(), originOf(r, nil))))
 	}))
 }
 
@@ -179,6 +180,17 @@ func (d *Dashboard) parseForm(w http.ResponseWriter, r *http.Request, limit int6
 		return false
 	}
 	return true
+}
+
+// originOf is who makes the changes of a form post, for the audit trail:
+// the account signed in (none before sign-in), the TCP peer's address and
+// the User-Agent header.
+func originOf(r *http.Request, a *checkout.Account) service.Origin {
+	o := service.Origin{ClientAddress: web.AddressOf(r.RemoteAddr), UserAgent: r.UserAgent()}
+	if a != nil {
+		o.Actor = checkout.Actor{Kind: checkout.ActorAccount, ID: a.ID, Name: a.Email}
+	}
+	return o
 }
 
 func sameToken(a, b string) bool {

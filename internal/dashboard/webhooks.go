@@ -311,6 +311,10 @@ func (d *Dashboard) HandleEndpointAction() http.Handler {
 				back("disabled&canceled=%d", canceled)
 			}
 		case "secret":
+			if _, err := d.svc.RevealEndpointSecret(r.Context(), sc, id); err != nil {
+				refused(err, "")
+				return
+			}
 			d.renderEndpoint(w, r, s, http.StatusOK, id, endpointView{Secret: true})
 		case "roll":
 			keep := time.Duration(0)

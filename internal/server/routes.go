@@ -75,6 +75,7 @@ func addRoutes(r *router, d Deps) {
 	r.handle("POST /dashboard/stores/{store}/{mode}/settings/crypto", db.HandleSetCrypto())
 	r.handle("GET /dashboard/stores/{store}/{mode}/settings/crypto/{coin}/remove", db.HandleRemoveCryptoPage())
 	r.handle("POST /dashboard/stores/{store}/{mode}/settings/crypto/{coin}/remove", db.HandleRemoveCrypto())
+	r.handle("GET /dashboard/stores/{store}/{mode}/settings/security", db.HandleSecurity())
 	r.handle("GET /dashboard/stores/{store}/{mode}/developers/keys", db.HandleKeys())
 	r.handle("POST /dashboard/stores/{store}/{mode}/developers/keys", db.HandleCreateKey())
 	r.handle("GET /dashboard/stores/{store}/{mode}/developers/keys/{id}/revoke", db.HandleRevokeKeyPage())

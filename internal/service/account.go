@@ -33,13 +33,22 @@ func (s *Service) createAccount(ctx context.Context, email, pw string, before fu
 		return nil, validationError(details)
 	}
 	a := &checkout.Account{ID: checkout.NewAccountID(), Email: email, PasswordHash: password.Hash(pw), CreatedAt: s.now().Truncate(time.Second)}
+	// At the first account's setup nobody is signed in: the account
+	// creates itself.
+	by := s.origin(ctx).Actor
+	if by.Kind == "" {
+		by = checkout.Actor{Kind: checkout.ActorAccount, ID: a.ID, Name: a.Email}
+	}
 	err := s.store.InTx(ctx, func(tx checkout.Tx) error {
 		if before != nil {
 			if err := before(tx); err != nil {
 				return err
 			}
 		}
-		return tx.AccountInsert(ctx, a)
+		if err := tx.AccountInsert(ctx, a); err != nil {
+			return err
+		}
+		return s.recordAs(ctx, tx, by, "", checkout.AuditAccountCreate, a.ID)
 	})
 	if checkout.IsCode(err, checkout.EConflict) {
 		return nil, &checkout.Error{Code: checkout.EAccountExists, Param: "email",
@@ -82,7 +91,12 @@ func (s *Service) AddMember(ctx context.Context, storeID, email string) (m *chec
 		return nil, false, err
 	}
 	m = &checkout.Membership{AccountID: a.ID, MerchantID: storeID, CreatedAt: s.now().Truncate(time.Second)}
-	err = s.store.InTx(ctx, func(tx checkout.Tx) error { return tx.MembershipInsert(ctx, m) })
+	err = s.store.InTx(ctx, func(tx checkout.Tx) error {
+		if err := tx.MembershipInsert(ctx, m); err != nil {
+			return err
+		}
+		return s.Record(ctx, tx, storeID, checkout.AuditMemberAdd, a.ID)
+	})
 	if checkout.IsCode(err, checkout.EConflict) {
 		m, err = s.store.MembershipGet(ctx, a.ID, storeID)
 		return m, false, err
@@ -172,7 +186,10 @@ func (s *Service) CreateStore(ctx context.Context, accountID string, p checkout.
 		if err := tx.MerchantInsert(ctx, m); err != nil {
 			return err
 		}
-		return tx.MembershipInsert(ctx, &checkout.Membership{AccountID: accountID, MerchantID: m.ID, CreatedAt: m.CreatedAt})
+		if err := tx.MembershipInsert(ctx, &checkout.Membership{AccountID: accountID, MerchantID: m.ID, CreatedAt: m.CreatedAt}); err != nil {
+			return err
+		}
+		return s.Record(ctx, tx, m.ID, checkout.AuditStoreCreate, m.ID)
 	})
 	if err != nil {
 		return nil, err
@@ -207,7 +224,13 @@ func (s *Service) UpdateStore(ctx context.Context, accountID, storeID string, p 
 	if err != nil {
 		return nil, err
 	}
-	if err := s.store.InTx(ctx, func(tx checkout.Tx) error { return tx.MerchantUpdate(ctx, n) }); err != nil {
+	err = s.store.InTx(ctx, func(tx checkout.Tx) error {
+		if err := tx.MerchantUpdate(ctx, n); err != nil {
+			return err
+		}
+		return s.Record(ctx, tx, n.ID, checkout.AuditStoreUpdate, n.ID)
+	})
+	if err != nil {
 		return nil, err
 	}
 	return n, nil

@@ -59,8 +59,10 @@ func (s *Service) SetCryptoKey(ctx context.Context, merchantID, coin, network, r
 		if err := tx.MerchantLock(ctx, merchantID); err != nil {
 			return err
 		}
-		k, err = tx.CryptoKeySet(ctx, k)
-		return err
+		if k, err = tx.CryptoKeySet(ctx, k); err != nil {
+			return err
+		}
+		return s.Record(ctx, tx, merchantID, checkout.AuditCryptoKeySet, coin)
 	})
 	if err != nil {
 		return nil, err
@@ -79,8 +81,12 @@ func (s *Service) CryptoKeys(ctx context.Context, merchantID string) ([]*checkou
 // RemoveCryptoKey stops live quotes of a coin for a store. The key stays,
 // inactive, with its index: set again, it resumes where it was.
 func (s *Service) RemoveCryptoKey(ctx context.Context, merchantID, coin string) error {
+	coin = strings.ToUpper(strings.TrimSpace(coin))
 	return s.inTx(ctx, func(tx *txn) error {
-		return tx.CryptoKeyRemove(ctx, merchantID, strings.ToUpper(strings.TrimSpace(coin)), s.now())
+		if err := tx.CryptoKeyRemove(ctx, merchantID, coin, s.now()); err != nil {
+			return err
+		}
+		return s.Record(ctx, tx, merchantID, checkout.AuditCryptoKeyRemove, coin)
 	})
 }
 

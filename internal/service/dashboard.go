@@ -135,6 +135,15 @@ func (s *Service) SignIn(ctx context.Context, email, pw, client string) (token s
 	if checkout.IsCode(err, checkout.EInvalidCredentials) {
 		s.signInFailures.byEmail.Fail(emailKey)
 		s.signInFailures.byClient.Fail(client)
+		// The failed attempt is recorded (the email tried, never the
+		// password); a record that cannot be written is logged and the
+		// answer stays the same.
+		tried := checkout.Actor{Kind: checkout.ActorAccount, Name: emailKey}
+		if err := s.store.InTx(ctx, func(tx checkout.Tx) error {
+			return s.recordAs(ctx, tx, tried, "", checkout.AuditSignInFailed, "")
+		}); err != nil {
+			s.log.WarnContext(ctx, "record a failed sign-in in the audit trail", "error", err)
+		}
 		return "", checkout.Errorf(checkout.EInvalidCredentials, "Email or password is incorrect.")
 	}
 	if err != nil {
@@ -143,7 +152,13 @@ func (s *Service) SignIn(ctx context.Context, email, pw, client string) (token s
 	token, id := newToken()
 	now := s.now().Truncate(time.Second)
 	ds := &checkout.DashboardSession{ID: id, AccountID: a.ID, CreatedAt: now, LastSeenAt: now, ExpiresAt: now.Add(SessionLifetime)}
-	if err := s.store.InTx(ctx, func(tx checkout.Tx) error { return tx.DashboardSessionInsert(ctx, ds) }); err != nil {
+	err = s.store.InTx(ctx, func(tx checkout.Tx) error {
+		if err := tx.DashboardSessionInsert(ctx, ds); err != nil {
+			return err
+		}
+		return s.recordAs(ctx, tx, checkout.Actor{Kind: checkout.ActorAccount, ID: a.ID, Name: a.Email}, "", checkout.AuditSignIn, a.ID)
+	})
+	if err != nil {
 		return "", err
 	}
 	return token, nil

@@ -70,7 +70,10 @@ func (s *Service) SubmitDisputeEvidence(ctx context.Context, req DisputeEvidence
 			return err
 		}
 		out = d
-		return tx.DisputeUpdate(ctx, d)
+		if err := tx.DisputeUpdate(ctx, d); err != nil {
+			return err
+		}
+		return s.recordAs(ctx, tx, req.By, d.MerchantID, checkout.AuditDisputeAnswer, d.ID)
 	})
 	if err != nil {
 		return nil, err
@@ -200,7 +203,10 @@ func (s *Service) SetDisputeFee(ctx context.Context, storeID string, fee int64) 
 			return err
 		}
 		out = m
-		return tx.MerchantUpdate(ctx, m)
+		if err := tx.MerchantUpdate(ctx, m); err != nil {
+			return err
+		}
+		return s.Record(ctx, tx, m.ID, checkout.AuditStoreDisputeFee, m.ID)
 	})
 	return out, err
 }

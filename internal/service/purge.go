@@ -18,20 +18,25 @@ type PurgeResult struct {
 	// SignatureNonces counts the signed requests' nonces past their
 	// window.
 	SignatureNonces int64
+	// AuditEntries counts the audit entries older than a year
+	// (checkout.AuditRetention).
+	AuditEntries int64
 }
 
 // Purge deletes request logs, events and deliveries older than 30 days and
 // idempotency records older than 24 hours, and expired dashboard sessions,
-// setup tokens and signature nonces.
+// setup tokens and signature nonces, and audit entries older than a year.
+// Nothing else deletes an audit entry.
 func (s *Service) Purge(ctx context.Context) (PurgeResult, error) {
 	now := s.now()
 	var res PurgeResult
-	var err1, err2, err3, err4, err5, err6 error
+	var err1, err2, err3, err4, err5, err6, err7 error
 	res.RequestLogs, err1 = s.store.RequestLogPurge(ctx, now.Add(-checkout.Retention))
 	res.IdempotencyKeys, err2 = s.store.IdempotencyPurge(ctx, now.Add(-checkout.IdempotencyWindow))
 	res.Events, err3 = s.store.EventPurge(ctx, now.Add(-checkout.Retention))
 	res.DashboardSessions, err4 = s.store.DashboardSessionPurge(ctx, now)
 	res.SetupTokens, err5 = s.store.SetupTokenPurge(ctx, now)
 	res.SignatureNonces, err6 = s.store.SignatureNoncePurge(ctx, now)
-	return res, errors.Join(err1, err2, err3, err4, err5, err6)
+	res.AuditEntries, err7 = s.store.AuditPurge(ctx, now.Add(-checkout.AuditRetention))
+	return res, errors.Join(err1, err2, err3, err4, err5, err6, err7)
 }

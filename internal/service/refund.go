@@ -127,7 +127,10 @@ func (s *Service) RefundPayment(ctx context.Context, req RefundRequest) (*Refund
 			return err
 		}
 		out.Refund, out.Payment = r, p
-		return tx.PaymentUpdate(ctx, p)
+		if err := tx.PaymentUpdate(ctx, p); err != nil {
+			return err
+		}
+		return s.recordAs(ctx, tx, req.By, p.MerchantID, checkout.AuditRefundCreate, r.ID)
 	})
 	if checkout.IsCode(err, checkout.EConflict) && req.IdempotencyKey != "" {
 		// Another request with the same key committed first: answer with

@@ -197,7 +197,10 @@ func (s *Service) SimulateRefundPayout(ctx context.Context, scope checkout.Scope
 			return err
 		}
 		out = cur
-		return tx.RefundUpdate(ctx, cur)
+		if err := tx.RefundUpdate(ctx, cur); err != nil {
+			return err
+		}
+		return s.Record(ctx, tx, cur.MerchantID, checkout.AuditRefundSimulatePayout, cur.ID)
 	})
 	return out, err
 }
@@ -232,7 +235,10 @@ func (s *Service) CancelRefund(ctx context.Context, scope checkout.Scope, refund
 			return err
 		}
 		out.Refund, out.Payment = cur, p
-		return s.writeRefund(ctx, tx, cur, p)
+		if err := s.writeRefund(ctx, tx, cur, p); err != nil {
+			return err
+		}
+		return s.Record(ctx, tx, cur.MerchantID, checkout.AuditRefundCancel, cur.ID)
 	})
 	if err != nil {
 		return nil, err

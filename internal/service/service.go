@@ -53,6 +53,9 @@ type Config struct {
 	// staleness in real time, so they do not follow Now; tests that check
 	// revocation move this one.
 	CacheNow clock.Func
+	// Actor is who makes the changes no request names (WithOrigin): the
+	// CLI's operator. The audit trail records them as made by Actor.
+	Actor checkout.Actor
 	// SecretsKey is the operator's secrets key, which seals the secrets of
 	// HMAC keys at rest (the server must keep them to verify signatures).
 	// Without one, HMAC keys cannot be created, nor verified.
@@ -74,6 +77,7 @@ type Service struct {
 	liveWatched atomic.Bool
 	procs       pay.Registry
 	secrets     *seal.Key
+	actor       checkout.Actor
 	keys        *ttlCache[*checkout.APIKey]
 	unknownKeys *ttlCache[struct{}]
 	// keyIndex lists the keys that exist, for the clients over their
@@ -208,6 +212,7 @@ func New(cfg Config) *Service {
 		notify:          cfg.Notify,
 		procs:           cfg.Processors,
 		secrets:         cfg.SecretsKey,
+		actor:           cfg.Actor,
 		keys:            newTTLCache[*checkout.APIKey](cfg.KeyCacheTTL, maxCached, cfg.CacheNow),
 		unknownKeys:     newTTLCache[struct{}](cfg.KeyCacheTTL, maxCached, cfg.CacheNow),
 		merchants:       newTTLCache[*checkout.Merchant](cfg.KeyCacheTTL, maxCached, cfg.CacheNow),
@@ -239,7 +244,12 @@ func (s *Service) CreateMerchant(ctx context.Context, p checkout.MerchantParams)
 	if err != nil {
 		return nil, err
 	}
-	err = s.store.InTx(ctx, func(tx checkout.Tx) error { return tx.MerchantInsert(ctx, m) })
+	err = s.store.InTx(ctx, func(tx checkout.Tx) error {
+		if err := tx.MerchantInsert(ctx, m); err != nil {
+			return err
+		}
+		return s.Record(ctx, tx, m.ID, checkout.AuditStoreCreate, m.ID)
+	})
 	return m, err
 }
 
@@ -275,7 +285,12 @@ func (s *Service) CreateAPIKey(ctx context.Context, p checkout.APIKeyParams) (*c
 	if _, err := s.store.MerchantGet(ctx, p.MerchantID); err != nil {
 		return nil, "", err
 	}
-	err = s.store.InTx(ctx, func(tx checkout.Tx) error { return tx.APIKeyInsert(ctx, k) })
+	err = s.store.InTx(ctx, func(tx checkout.Tx) error {
+		if err := tx.APIKeyInsert(ctx, k); err != nil {
+			return err
+		}
+		return s.Record(ctx, tx, k.MerchantID, checkout.AuditAPIKeyCreate, k.ID)
+	})
 	if err != nil {
 		return nil, "", err
 	}
@@ -349,7 +364,9 @@ func (s *Service) ResealSecrets(ctx context.Context, next *seal.Key) (int, error
 				return err
 			}
 		}
-		return nil
+		// The secrets key is the operator's, for every store: an
+		// account-level entry, naming the new key's id (never the key).
+		return s.Record(ctx, tx, "", checkout.AuditSecretsRotate, next.ID())
 	})
 	if err != nil {
 		return 0, err
@@ -358,9 +375,22 @@ func (s *Service) ResealSecrets(ctx context.Context, next *seal.Key) (int, error
 }
 
 // RevokeAPIKey revokes a key. Every node stops accepting it within
-// KeyCacheTTL.
+// KeyCacheTTL. Revoking a revoked key changes nothing (and records
+// nothing).
 func (s *Service) RevokeAPIKey(ctx context.Context, id string) (*checkout.APIKey, error) {
-	err := s.store.InTx(ctx, func(tx checkout.Tx) error { return tx.APIKeyRevoke(ctx, id, s.now()) })
+	k, err := s.store.APIKeyGet(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	if k.RevokedAt != nil {
+		return k, nil
+	}
+	err = s.store.InTx(ctx, func(tx checkout.Tx) error {
+		if err := tx.APIKeyRevoke(ctx, id, s.now()); err != nil {
+			return err
+		}
+		return s.Record(ctx, tx, k.MerchantID, checkout.AuditAPIKeyRevoke, k.ID)
+	})
 	if err != nil {
 		return nil, err
 	}

@@ -41,7 +41,10 @@ func (s *Service) CreateEndpoint(ctx context.Context, p checkout.EndpointParams)
 				Details: []checkout.Violation{{Code: "too_many", Message: "at most 16 endpoints per store"}},
 			}
 		}
-		return tx.EndpointInsert(ctx, ep)
+		if err := tx.EndpointInsert(ctx, ep); err != nil {
+			return err
+		}
+		return s.Record(ctx, tx, ep.MerchantID, checkout.AuditEndpointCreate, ep.ID)
 	})
 	if err != nil {
 		return nil, err
@@ -76,9 +79,15 @@ func (s *Service) setEndpointEnabled(ctx context.Context, scope *checkout.Scope,
 			return err
 		}
 		if !enabled {
-			canceled, err = tx.DeliveryCancelPending(ctx, id, s.now())
+			if canceled, err = tx.DeliveryCancelPending(ctx, id, s.now()); err != nil {
+				return err
+			}
 		}
-		return err
+		action := checkout.AuditEndpointDisable
+		if enabled {
+			action = checkout.AuditEndpointEnable
+		}
+		return s.Record(ctx, tx, ep.MerchantID, action, ep.ID)
 	})
 	return ep, canceled, err
 }
@@ -96,10 +105,14 @@ func (s *Service) DeleteEndpointIn(ctx context.Context, scope checkout.Scope, id
 
 func (s *Service) deleteEndpoint(ctx context.Context, scope *checkout.Scope, id string) error {
 	return s.inTx(ctx, func(tx *txn) error {
-		if _, err := lockEndpoint(ctx, tx, scope, id); err != nil {
+		ep, err := lockEndpoint(ctx, tx, scope, id)
+		if err != nil {
 			return err
 		}
-		return tx.EndpointDelete(ctx, id)
+		if err := tx.EndpointDelete(ctx, id); err != nil {
+			return err
+		}
+		return s.Record(ctx, tx, ep.MerchantID, checkout.AuditEndpointDelete, ep.ID)
 	})
 }
 
@@ -131,7 +144,10 @@ func (s *Service) rollEndpointSecret(ctx context.Context, scope *checkout.Scope,
 		if err := ep.RollSecret(keep, s.now()); err != nil {
 			return err
 		}
-		return tx.EndpointUpdate(ctx, ep)
+		if err := tx.EndpointUpdate(ctx, ep); err != nil {
+			return err
+		}
+		return s.Record(ctx, tx, ep.MerchantID, checkout.AuditEndpointSecretRoll, ep.ID)
 	})
 	if err != nil {
 		return nil, err
@@ -183,7 +199,10 @@ func (s *Service) sendTestEvent(ctx context.Context, scope *checkout.Scope, id s
 		}
 		d = checkout.NewDelivery(e, ep, now)
 		tx.deliveries++
-		return tx.DeliveryInsert(ctx, d)
+		if err := tx.DeliveryInsert(ctx, d); err != nil {
+			return err
+		}
+		return s.Record(ctx, tx, ep.MerchantID, checkout.AuditEndpointTest, ep.ID)
 	})
 	if err != nil {
 		return nil, nil, err
@@ -232,7 +251,10 @@ func (s *Service) resend(ctx context.Context, scope *checkout.Scope, deliveryID 
 			return err
 		}
 		tx.deliveries++
-		return tx.DeliveryMarkResent(ctx, old.ID, d.ID)
+		if err := tx.DeliveryMarkResent(ctx, old.ID, d.ID); err != nil {
+			return err
+		}
+		return s.Record(ctx, tx, ep.MerchantID, checkout.AuditDeliveryResend, old.ID)
 	})
 	if err != nil {
 		return nil, err

@@ -21,6 +21,25 @@ func (s *Service) EndpointIn(ctx context.Context, scope checkout.Scope, id strin
 	return s.endpointIn(ctx, &scope, id)
 }
 
+// RevealEndpointSecret returns an endpoint of scope, as EndpointIn, to
+// show its signing secrets, and records that they were shown
+// (webhook_endpoint.secret_reveal): a secret seen is a secret that may have
+// left, and the Security page says who saw it.
+func (s *Service) RevealEndpointSecret(ctx context.Context, scope checkout.Scope, id string) (*checkout.Endpoint, error) {
+	var ep *checkout.Endpoint
+	err := s.inTx(ctx, func(tx *txn) error {
+		var err error
+		if ep, err = lockEndpoint(ctx, tx, &scope, id); err != nil {
+			return err
+		}
+		return s.Record(ctx, tx, ep.MerchantID, checkout.AuditEndpointSecretReveal, ep.ID)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return ep, nil
+}
+
 // EndpointsIn returns the endpoints of scope's store and mode, oldest
 // first.
 func (s *Service) EndpointsIn(ctx context.Context, scope checkout.Scope) ([]*checkout.Endpoint, error) {
@@ -65,7 +84,10 @@ func (s *Service) UpdateEndpoint(ctx context.Context, scope checkout.Scope, id s
 		if err := ep.Update(u, s.now()); err != nil {
 			return err
 		}
-		return tx.EndpointUpdate(ctx, ep)
+		if err := tx.EndpointUpdate(ctx, ep); err != nil {
+			return err
+		}
+		return s.Record(ctx, tx, ep.MerchantID, checkout.AuditEndpointUpdate, ep.ID)
 	})
 	if err != nil {
 		return nil, err
@@ -164,7 +186,10 @@ func (s *Service) RetryFailed(ctx context.Context, scope checkout.Scope, endpoin
 		}
 		res.Queued = len(ds)
 		tx.deliveries += len(ds)
-		return nil
+		if len(ds) == 0 {
+			return nil // nothing changed, nothing to record
+		}
+		return s.Record(ctx, tx, ep.MerchantID, checkout.AuditEndpointRetryFailed, ep.ID)
 	})
 	if err != nil {
 		return nil, err

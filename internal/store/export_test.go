@@ -249,3 +249,10 @@ func AttentionQueries() []HomeQuery {
 		{"payouts", refundListPayoutPendingQuery, "refunds_payout_pending", []any{"store", "test", 20}},
 	}
 }
+
+// AuditListQuery is the query AuditList runs for p, with its arguments
+// less the dialect's PlanEach options (Explain plans it generically).
+func AuditListQuery(db *DB, p checkout.AuditListParams) (string, []any) {
+	q, args := db.auditListQuery(p)
+	return q, args[len(db.dialect.PlanEach):]
+}

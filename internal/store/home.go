@@ -7,7 +7,7 @@ import (
 	"github.com/checkoutd/checkoutd/checkout"
 )
 
-// The store's home figures (checkout.HomeDay, migration 0029): the days
+// The store's home figures (checkout.HomeDay, migration 0024): the days
 // that ended before the caller's settled time are read from home_days, and
 // those missing there are counted once and kept; the days after are counted
 // at each read. A count reads, for each figure, the index entries of its

@@ -51,7 +51,7 @@ func execRaw(t *testing.T, driver, dsn string, queries []string) {
 
 // undos take each migration back, by version, for the tests that migrate
 // a database made by an older build.
-var undos = map[int][]string{10: undo0010, 11: undo0011, 12: undo0012, 13: undo0013, 14: undo0014, 15: undo0015, 16: undo0016, 17: undo0017, 18: undo0018, 19: undo0019, 20: undo0020, 21: undo0021, 22: undo0022, 23: undo0023, 29: undo0029}
+var undos = map[int][]string{10: undo0010, 11: undo0011, 12: undo0012, 13: undo0013, 14: undo0014, 15: undo0015, 16: undo0016, 17: undo0017, 18: undo0018, 19: undo0019, 20: undo0020, 21: undo0021, 22: undo0022, 23: undo0023, 24: undo0024, 25: undo0025}
 
 // undoFrom returns the statements that take a database back to before
 // migration version: the undos from the newest migration down to version's.
@@ -63,11 +63,15 @@ func undoFrom(version int) []string {
 	return qs
 }
 
-// undo0029 undoes migration 0029 (the store's home) on either database;
+// undo0024 undoes migration 0024 (the store's home) on either database;
 // undo0023 follows it. sessions_list goes with it, unless the Sessions
 // page's migration made it first.
-var undo0029 = []string{`DROP INDEX refunds_payout_pending`, `DROP INDEX IF EXISTS sessions_list`, `DROP INDEX sessions_completed`, `DROP INDEX disputes_lost`,
+var undo0024 = []string{`DROP INDEX refunds_payout_pending`, `DROP INDEX IF EXISTS sessions_list`, `DROP INDEX sessions_completed`, `DROP INDEX disputes_lost`,
 	`DROP INDEX refunds_succeeded`, `DROP INDEX payments_succeeded`, `DROP TABLE home_days`}
+
+// undo0025 undoes migration 0025 (the audit trail) on either database;
+// undo0024 follows it.
+var undo0025 = []string{`DROP TABLE audit_entries`}
 
 // undo0023 undoes migration 0023 (crypto refunds) on either database;
 // undo0022 follows it.
