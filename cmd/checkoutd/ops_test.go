@@ -156,7 +156,8 @@ func TestEveryAdminCommandPrintsOneJSONObject(t *testing.T) {
 }
 
 // main reports an error on one line, with any secret in it redacted: a
-// secret given where a key id belongs is echoed by the "no such key" error.
+// secret given where a key id belongs never reaches the error line, and an
+// error that echoes one (as "no such key: <id>" errors do) is redacted.
 func TestErrorLineRedactsSecrets(t *testing.T) {
 	db := newDatabase(t, "sqlite")
 	secret := "ck_live_sk_" + strings.Repeat("A", 43)
@@ -164,9 +165,12 @@ func TestErrorLineRedactsSecrets(t *testing.T) {
 	if err == nil {
 		t.Fatal("keys revoke <a secret> = nil")
 	}
-	line := errorLine(err)
-	if strings.Contains(line, "ck_live_sk_") || !strings.Contains(line, "[redacted]") || !strings.HasPrefix(line, "checkoutd: ") {
-		t.Errorf("errorLine = %q; want the secret redacted", line)
+	if line := errorLine(err); strings.Contains(line, "ck_live_sk_") || !strings.HasPrefix(line, "checkoutd: ") {
+		t.Errorf("errorLine = %q; want one line without the secret", line)
+	}
+	echoed := checkout.Errorf(checkout.ENotFound, "No such API key: %s.", secret)
+	if line := errorLine(echoed); strings.Contains(line, "ck_live_sk_") || !strings.Contains(line, "[redacted]") || !strings.HasPrefix(line, "checkoutd: ") {
+		t.Errorf("errorLine of an error echoing a secret = %q; want the secret redacted", line)
 	}
 }
 
