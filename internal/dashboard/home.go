@@ -226,6 +226,9 @@ func (c *csvResponse) Write(b []byte) (int, error) {
 }
 
 func (c *csvResponse) Flush() error {
+	if !c.started {
+		return nil // nothing to send yet: no headers before the first bytes
+	}
 	if err := c.rc.Flush(); err != nil && !errors.Is(err, http.ErrNotSupported) {
 		return err
 	}

@@ -154,5 +154,5 @@ func csvTime(t *time.Time) string {
 // "payments") over r: the store, the mode and the range's days.
 func (s *Service) ExportName(what string, scope checkout.Scope, r HomeRange) string {
 	from, to, _ := dayRange(s.now(), r, 0)
-	return what + "-" + scope.MerchantID[:8] + "-" + string(scope.Mode) + "-" + from.Format(time.DateOnly) + "-to-" + to.Format(time.DateOnly) + ".csv"
+	return what + "-" + scope.MerchantID[:min(8, len(scope.MerchantID))] + "-" + string(scope.Mode) + "-" + from.Format(time.DateOnly) + "-to-" + to.Format(time.DateOnly) + ".csv"
 }
