@@ -126,6 +126,11 @@ func TestRun(t *testing.T) {
 		if r.Case == "first page" && r.Items != 50 {
 			t.Errorf("lists row %+v; want a first page of 50", r)
 		}
+		// The payments that succeeded of the 2000: all but the 1 in 10
+		// declined and the 1 in 100 processing.
+		if r.List == "home" && r.Case == "figures, last 30 days" && r.Items != 1780 {
+			t.Errorf("lists row %+v; want the home's 1780 payments", r)
+		}
 	}
 	if len(rep.Purges) != 4 {
 		t.Errorf("purge rows = %+v; want 4", rep.Purges)

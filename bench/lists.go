@@ -234,13 +234,13 @@ func loadLists(ctx context.Context, dialect, logs string, raw *sql.DB, g gen, st
 			CASE WHEN i % 100 = 5 THEN 'failed' ELSE 'succeeded' END, 1, ` + at + `,
 			CASE WHEN i % 100 = 5 THEN 500 ELSE 200 END, '', ` + at + `, ` + at)
 	sessions := series(`INSERT INTO sessions (id, store_id, mode, status, title, currency, amount, discount_amount, tax_amount,
-			total_amount, items, metadata, created_at, expires_at)
+			total_amount, items, metadata, created_at, expires_at, completed_at)
 		SELECT 'cs_' || ` + hex(64, "i") + `, $5, 'test', 'complete', 'Order', 'USD', 1500, 0, 0, 1500, $6, '{}',
-			` + at + ` / 1000, ` + at + ` / 1000 + 3600`)
+			` + at + ` / 1000, ` + at + ` / 1000 + 3600, ` + at + ` / 1000`)
 	// The cases run in order: 1 in 1,000 to refund (13), 1 in 1,000
 	// disputed (17), then 1 in 10 declined (3), 1 in 100 processing (1).
 	payments := series(`INSERT INTO payments (id, session_id, store_id, mode, method, status, captured, amount, amount_refunded,
-			fee, currency, failure_code, details, dispute_on_success, created_at_ms, updated_at_ms, refund_due)
+			fee, currency, failure_code, details, dispute_on_success, created_at_ms, updated_at_ms, refund_due, succeeded_at)
 		SELECT 'pay_' || ` + hex(32, "i") + `, 'cs_' || ` + hex(64, "i") + `, $5, 'test',
 			CASE WHEN i % 4 = 1 OR i % 1000 = 13 THEN 'crypto' ELSE 'card' END,
 			CASE WHEN i % 1000 = 13 THEN 'failed' WHEN i % 1000 = 17 THEN 'disputed' WHEN i % 10 = 3 THEN 'failed'
@@ -249,7 +249,8 @@ func loadLists(ctx context.Context, dialect, logs string, raw *sql.DB, g gen, st
 			1500, CASE WHEN i % 10 = 5 THEN 500 ELSE 0 END, 0, 'USD',
 			CASE WHEN i % 1000 = 13 THEN 'duplicate_payment' WHEN i % 1000 <> 17 AND i % 10 = 3 THEN 'card_declined' END,
 			'{}', 0, ` + at + `, ` + at + `,
-			CASE WHEN i % 1000 = 13 THEN 1 ELSE 0 END`)
+			CASE WHEN i % 1000 = 13 THEN 1 ELSE 0 END,
+			CASE WHEN i % 1000 = 13 OR i % 1000 <> 17 AND (i % 10 = 3 OR i % 100 = 1) THEN NULL ELSE ` + at + ` / 1000 END`)
 	// A refund of 500 of each payment partially refunded (1 in 10); 1 in
 	// 10,000 of them (crypto payments) still pending, waiting for the
 	// merchant's payout to the address the buyer gave.
@@ -429,6 +430,34 @@ func listCases(svc *service.Service, g gen) []listCase {
 		{"disputes", "open (the home's attention)", func(ctx context.Context, n int) (int, error) {
 			ds, err := svc.OpenDisputes(ctx, scope)
 			return len(ds), err
+		}},
+		// The home (docs/dashboard.md, Home): its figures of the last 30
+		// days, the ended days kept (home_days) after the first run and
+		// today's counted each time; one ended day counted off the
+		// indexes, as the first view of a range counts each day it has not
+		// kept (a thirtieth of the rows each); what needs attention.
+		{"home", "figures, last 30 days", func(ctx context.Context, n int) (int, error) {
+			h, err := svc.HomeFigures(ctx, scope, service.HomeRange{})
+			return int(h.Total.Payments), err
+		}},
+		{"home", "figures, one day counted", func(ctx context.Context, n int) (int, error) {
+			d := checkout.DayOf(g.at(g.n / 2))
+			days, err := svc.Store().HomeDays(ctx, checkout.HomeDaysParams{MerchantID: g.store, Mode: checkout.ModeTest, Currency: "USD",
+				From: d, To: d.Add(checkout.Day)})
+			if err != nil {
+				return 0, err
+			}
+			return int(days[0].Payments), nil
+		}},
+		{"home", "attention", func(ctx context.Context, n int) (int, error) {
+			a, err := svc.HomeAttention(ctx, scope)
+			return a.FailedDeliveries + len(a.Payouts), err
+		}},
+		{"export", "a page of payments, deep in 30 days", func(ctx context.Context, n int) (int, error) {
+			i := deep(n)
+			ps, err := svc.Store().PaymentExportPage(ctx, checkout.ExportParams{MerchantID: g.store, Mode: checkout.ModeTest,
+				From: g.at(0), To: g.at(g.n).Add(time.Second), After: checkout.Cursor{At: g.at(i), ID: g.paymentID(i)}, Limit: service.ExportPageSize})
+			return len(ps), err
 		}},
 		{"api keys", "list", func(ctx context.Context, n int) (int, error) {
 			ks, err := svc.ListAPIKeys(ctx, scope)

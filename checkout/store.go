@@ -103,6 +103,11 @@ type Store interface {
 	// in order, a day with nothing in it with zeros (docs/dashboard.md,
 	// Home). Days that ended before p.Settled are counted once and kept.
 	HomeDays(ctx context.Context, p HomeDaysParams) ([]HomeDay, error)
+	// SessionExportPage and PaymentExportPage return a page of a store's
+	// sessions or payments for an export (ExportParams), oldest first; a
+	// payment with its dispute's status.
+	SessionExportPage(ctx context.Context, p ExportParams) ([]*Session, error)
+	PaymentExportPage(ctx context.Context, p ExportParams) ([]*ExportPayment, error)
 	// DeliveryCountFailed counts a store's deliveries of one mode that
 	// failed, created at or after since, up to limit: the count stops
 	// there.

@@ -55,6 +55,7 @@ func commands() []command {
 		{"accounts", "create dashboard accounts (create)", accountsCmd},
 		{"members", "give accounts access to stores in the dashboard (add)", membersCmd},
 		{"payments", "look at payments and refund them (get, refund, cancel-refund, simulate-payout)", paymentsCmd},
+		{"export", "write a store's payments or sessions of a range of days as CSV (payments, sessions)", exportCmd},
 		{"disputes", "look at disputes and answer them with evidence (list, get, answer)", disputesCmd},
 		{"secrets", "seal HMAC keys' secrets with a new secrets key (rotate)", secretsCmd},
 		{"audit", "read the audit trail: who changed what, from where, when (list)", auditCmd},

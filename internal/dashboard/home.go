@@ -1,7 +1,11 @@
 package dashboard
 
 import (
+	"context"
+	"errors"
 	"fmt"
+	"io"
+	"net/http"
 	"net/url"
 	"strconv"
 	"strings"
@@ -9,6 +13,7 @@ import (
 
 	"github.com/checkoutd/checkoutd/checkout"
 	"github.com/checkoutd/checkoutd/internal/service"
+	"github.com/checkoutd/checkoutd/internal/web"
 )
 
 // The store's home shows its figures over a range of days (the last 30
@@ -195,4 +200,87 @@ func newAttentionView(a *service.Attention, s *scope, checkoutBaseURL string) *a
 			Crypto: newCryptoRefundRow(r, checkoutBaseURL), AddressedAt: time.UnixMilli(r.Crypto.AddressedAt)})
 	}
 	return v
+}
+
+// csvResponse is an export's HTTP response: its headers are sent with its
+// first bytes, so an export refused before it starts (a wrong range) is
+// still answered with a page; each Flush sends what was written so far.
+type csvResponse struct {
+	w       http.ResponseWriter
+	rc      *http.ResponseController
+	name    string
+	started bool
+}
+
+func (c *csvResponse) Write(b []byte) (int, error) {
+	if !c.started {
+		c.started = true
+		h := c.w.Header()
+		h.Set("Content-Type", "text/csv; charset=utf-8")
+		h.Set("Content-Disposition", `attachment; filename="`+c.name+`"`)
+		h.Set("X-Content-Type-Options", "nosniff")
+		h.Set("Cache-Control", "no-store")
+		c.w.WriteHeader(http.StatusOK)
+	}
+	return c.w.Write(b)
+}
+
+func (c *csvResponse) Flush() error {
+	if !c.started {
+		return nil // nothing to send yet: no headers before the first bytes
+	}
+	if err := c.rc.Flush(); err != nil && !errors.Is(err, http.ErrNotSupported) {
+		return err
+	}
+	return nil
+}
+
+// HandleExport serves GET .../export/{file}: sessions.csv or payments.csv
+// of the store's mode over ?from=&to= (UTC dates; the last 30 days by
+// default), streamed as the service writes it. A wrong range is answered
+// 400 with why; an export that fails once started is cut off (the
+// connection is reset), so a browser shows the download failed rather than
+// a file that looks whole.
+func (d *Dashboard) HandleExport() http.Handler {
+	return d.storePage(func(w http.ResponseWriter, r *http.Request, s *scope) {
+		what := strings.TrimSuffix(r.PathValue("file"), ".csv")
+		run := map[string]func(context.Context, checkout.Scope, service.HomeRange, io.Writer) error{
+			"sessions": d.svc.ExportSessions, "payments": d.svc.ExportPayments}[what]
+		if run == nil || !strings.HasSuffix(r.PathValue("file"), ".csv") {
+			d.notFound(w, r, s.user)
+			return
+		}
+		form, rng := readHomeRange(r.URL.Query())
+		if len(form.Errors) > 0 {
+			d.renderErrorFor(w, r, s.user, http.StatusBadRequest, firstError(form.Errors))
+			return
+		}
+		out := &csvResponse{w: w, rc: http.NewResponseController(w), name: d.svc.ExportName(what, s.checkoutScope(), rng)}
+		err := run(r.Context(), s.checkoutScope(), rng, out)
+		switch {
+		case err == nil:
+		case !out.started:
+			if errs, ok := fieldErrors(err); ok {
+				d.renderErrorFor(w, r, s.user, http.StatusBadRequest, firstError(errs))
+				return
+			}
+			d.fail(w, r, err)
+		default:
+			web.Logger(r.Context()).ErrorContext(r.Context(), "export cut off", "export", what, "err", err)
+			panic(http.ErrAbortHandler)
+		}
+	})
+}
+
+// firstError is one of a form's errors, the range's from before its to.
+func firstError(errs map[string]string) string {
+	for _, k := range []string{"from", "to"} {
+		if m, ok := errs[k]; ok {
+			return m
+		}
+	}
+	for _, m := range errs {
+		return m
+	}
+	return ""
 }

@@ -198,3 +198,51 @@ func TestStoreHomeAttention(t *testing.T) {
 		}
 	})
 }
+
+// The home links the CSV exports of its range; a download is CSV, named
+// after the store, mode and range, with the range's payments; a wrong
+// range is a 400 page, an unknown export or another's store a 404.
+func TestStoreHomeExport(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		e := newRefundEnv(t, db)
+		home := "/dashboard/stores/" + e.m.ID + "/test/"
+		p := e.paidByCard("4242424242424242")
+		day := checkout.DayOf(e.clock.Now()).Format("2006-01-02")
+		q := "?" + html.EscapeString(url.Values{"from": {day}, "to": {day}}.Encode())
+		pg := e.get(home+"?from="+day+"&to="+day, e.ann)
+		wantIn(t, "the home", pg.body, `<a href="`+home+`export/payments.csv`+q+`" download>payments</a>`,
+			`<a href="`+home+`export/sessions.csv`+q+`" download>checkout sessions</a>`)
+
+		csv := e.get(home+"export/payments.csv?from="+day+"&to="+day, e.ann)
+		if csv.status != http.StatusOK || csv.header.Get("Content-Type") != "text/csv; charset=utf-8" ||
+			csv.header.Get("Content-Disposition") != `attachment; filename="payments-`+e.m.ID[:8]+`-test-`+day+`-to-`+day+`.csv"` {
+			t.Fatalf("the payments export = %d, %q, %q", csv.status, csv.header.Get("Content-Type"), csv.header.Get("Content-Disposition"))
+		}
+		lines := strings.Split(strings.TrimSuffix(csv.body, "\n"), "\n")
+		if len(lines) != 2 || !strings.HasPrefix(lines[0], "id,created_at,session_id,") || !strings.HasPrefix(lines[1], p.ID+",") {
+			t.Errorf("the payments export =\n%s", csv.body)
+		}
+		sessions := e.get(home+"export/sessions.csv", e.ann)
+		if sessions.status != http.StatusOK || !strings.Contains(sessions.body, p.SessionID+",") {
+			t.Errorf("the sessions export of the last 30 days = %d:\n%s", sessions.status, sessions.body)
+		}
+		if live := e.get("/dashboard/stores/"+e.m.ID+"/live/export/payments.csv", e.ann); strings.Count(live.body, "\n") != 1 {
+			t.Errorf("the live export =\n%s\nwant the header alone", live.body)
+		}
+		for path, status := range map[string]int{
+			home + "export/payments.csv?from=2026-02-30":                               http.StatusBadRequest,
+			home + "export/payments.csv?from=2026-03-02&to=2026-03-01":                 http.StatusBadRequest,
+			home + "export/refunds.csv":                                                http.StatusNotFound,
+			home + "export/payments":                                                   http.StatusNotFound,
+			"/dashboard/stores/" + checkout.NewStoreID() + "/test/export/payments.csv": http.StatusNotFound,
+		} {
+			if got := e.get(path, e.ann); got.status != status || strings.Contains(got.header.Get("Content-Type"), "csv") {
+				t.Errorf("GET %s = %d, %s; want %d, a page", path, got.status, got.header.Get("Content-Type"), status)
+			}
+		}
+		wantRedirectToSignIn(t, "an export without a session", e.get(home+"export/payments.csv"))
+		if got := e.get(home+"export/payments.csv?from=2026-03-02&to=2026-03-01", e.ann); !strings.Contains(got.body, "The end of the date range is before its start.") {
+			t.Errorf("a backwards range's page: %s", got.body)
+		}
+	})
+}

@@ -83,9 +83,9 @@ func (d *Dashboard) HandleStoreRoot() http.Handler {
 // its figures over a range of days (?from=&to=, UTC dates), what needs
 // attention (its open disputes, the nearest deadline first; its failed
 // webhook deliveries of the last days; its crypto refunds waiting for the
-// merchant's payout), and the first
-// steps of an integration. A range that is wrong is answered 400 with the
-// form and its errors, and the rest of the page.
+// merchant's payout), and the first steps of an integration. A range that
+// is wrong is answered 400 with the form and its errors, and the rest of
+// the page.
 func (d *Dashboard) HandleStoreHome() http.Handler {
 	return d.storePage(func(w http.ResponseWriter, r *http.Request, s *scope) {
 		open, err := d.svc.OpenDisputes(r.Context(), s.checkoutScope())
@@ -104,12 +104,13 @@ func (d *Dashboard) HandleStoreHome() http.Handler {
 		form, rng := readHomeRange(r.URL.Query())
 		if len(form.Errors) == 0 {
 			h, err := d.svc.HomeFigures(r.Context(), s.checkoutScope(), rng)
-			if errs, ok := fieldErrors(err); ok {
+			switch errs, invalid := fieldErrors(err); {
+			case invalid:
 				form.Errors = errs
-			} else if err != nil {
+			case err != nil:
 				d.fail(w, r, err)
 				return
-			} else {
+			default:
 				v.Home = newHomeFigures(h)
 				form.From, form.To = h.From.Format(dateLayout), h.To.Format(dateLayout)
 			}

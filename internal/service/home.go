@@ -53,6 +53,29 @@ func (h *Home) Conversion() (float64, bool) {
 	return float64(h.Total.SessionsPaid) / float64(h.Total.SessionsCreated), true
 }
 
+// dayRange returns r's first and last days (UTC), the defaults filled in
+// at now; a validation error names from or to when r runs backwards or
+// spans more than maxDays (0: any number).
+func dayRange(now time.Time, r HomeRange, maxDays int) (from, to time.Time, err error) {
+	to = checkout.DayOf(r.To)
+	if r.To.IsZero() {
+		to = checkout.DayOf(now)
+	}
+	from = checkout.DayOf(r.From)
+	if r.From.IsZero() {
+		from = to.AddDate(0, 0, 1-HomeDefaultDays)
+	}
+	switch {
+	case to.Before(from):
+		return from, to, violationsError([]checkout.Violation{{Code: "invalid_value", Param: "to",
+			Message: "The end of the date range is before its start."}})
+	case maxDays > 0 && to.Sub(from) >= time.Duration(maxDays)*checkout.Day:
+		return from, to, violationsError([]checkout.Violation{{Code: "invalid_value", Param: "from",
+			Message: fmt.Sprintf("The date range can be at most %d days long; it has %d.", maxDays, int(to.Sub(from)/checkout.Day)+1)}})
+	}
+	return from, to, nil
+}
+
 // HomeFigures returns the scope's figures over r: a validation error names
 // from or to when the range runs backwards or is longer than HomeMaxDays.
 func (s *Service) HomeFigures(ctx context.Context, scope checkout.Scope, r HomeRange) (*Home, error) {
@@ -61,21 +84,9 @@ func (s *Service) HomeFigures(ctx context.Context, scope checkout.Scope, r HomeR
 		return nil, err
 	}
 	now := s.now()
-	to := checkout.DayOf(r.To)
-	if r.To.IsZero() {
-		to = checkout.DayOf(now)
-	}
-	from := checkout.DayOf(r.From)
-	if r.From.IsZero() {
-		from = to.AddDate(0, 0, 1-HomeDefaultDays)
-	}
-	switch {
-	case to.Before(from):
-		return nil, violationsError([]checkout.Violation{{Code: "invalid_value", Param: "to",
-			Message: "The end of the date range is before its start."}})
-	case to.Sub(from) >= HomeMaxDays*checkout.Day:
-		return nil, violationsError([]checkout.Violation{{Code: "invalid_value", Param: "from",
-			Message: fmt.Sprintf("The date range can be at most %d days long; it has %d.", HomeMaxDays, int(to.Sub(from)/checkout.Day)+1)}})
+	from, to, err := dayRange(now, r, HomeMaxDays)
+	if err != nil {
+		return nil, err
 	}
 	days, err := s.store.HomeDays(ctx, checkout.HomeDaysParams{MerchantID: scope.MerchantID, Mode: scope.Mode, Currency: m.Currency,
 		From: from, To: to.Add(checkout.Day), Settled: now.Add(-homeSettle)})

@@ -256,3 +256,12 @@ func AuditListQuery(db *DB, p checkout.AuditListParams) (string, []any) {
 	q, args := db.auditListQuery(p)
 	return q, args[len(db.dialect.PlanEach):]
 }
+
+// ExportQueries are the exports' page reads, with the index each must read
+// in its order.
+func ExportQueries() []HomeQuery {
+	return []HomeQuery{
+		{"sessions export", sessionExportQuery, "sessions_list", []any{"store", "test", int64(1), int64(2), "cs_x", 500}},
+		{"payments export", paymentExportQuery, "payments_list", []any{"store", "test", int64(1), int64(2), "pay_x", 500}},
+	}
+}

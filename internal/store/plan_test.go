@@ -238,3 +238,24 @@ func TestAuditListPlans(t *testing.T) {
 		}
 	})
 }
+
+// TestExportPlans explains the exports' page reads on both databases: each
+// reads its list's index in the export's order (no table scan, no sort),
+// from the page's start, so a page costs its rows wherever it is.
+func TestExportPlans(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		for _, c := range store.ExportQueries() {
+			plan, err := store.Explain(context.Background(), db, c.Query, c.Args...)
+			if err != nil {
+				t.Fatalf("explain %s: %v", c.Name, err)
+			}
+			if !strings.Contains(plan, c.Index) {
+				t.Errorf("%s\nplan:\n%s\nwant it to read %s", c.Name, plan, c.Index)
+			}
+			checkPaymentPlan(t, c.Name, plan, true)
+			if strings.Contains(plan, "SCAN sessions") {
+				t.Errorf("%s: the plan scans sessions:\n%s", c.Name, plan)
+			}
+		}
+	})
+}
