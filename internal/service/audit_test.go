@@ -193,6 +193,28 @@ func TestAuditEveryChange(t *testing.T) {
 			_, err := svc.RetryFailed(octx, scope, ep.ID, t0)
 			return err
 		})
+		step("RetryFailed", checkout.AuditEndpointRetryFailed, f.m.ID, is, func() error {
+			// A delivery that failed for good, as the dispatcher leaves it.
+			ev, err := checkout.NewEvent(checkout.EventWebhookTest, f.m.ID, checkout.ModeTest, map[string]string{"object": "webhook_test"}, f.clock.Now())
+			if err != nil {
+				return err
+			}
+			d := checkout.NewDelivery(ev, ep, f.clock.Now())
+			d.Status = checkout.DeliveryFailed
+			if err := db.InTx(ctx, func(tx checkout.Tx) error {
+				if err := tx.EventInsert(ctx, ev); err != nil {
+					return err
+				}
+				return tx.DeliveryInsert(ctx, d)
+			}); err != nil {
+				return err
+			}
+			res, err := svc.RetryFailed(octx, scope, ep.ID, t0)
+			if err == nil && res.Queued != 1 {
+				return errors.New("RetryFailed queued none")
+			}
+			return err
+		})
 		step("RevealEndpointSecret", checkout.AuditEndpointSecretReveal, f.m.ID, is, func() error {
 			_, err := svc.RevealEndpointSecret(octx, scope, ep.ID)
 			return err
