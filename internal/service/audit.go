@@ -67,7 +67,8 @@ func (s *Service) recordAs(ctx context.Context, tx checkout.Tx, by checkout.Acto
 // AuditFilter narrows the audit list; every field set applies.
 type AuditFilter struct {
 	// Actor is an account's email or id (acct_...), an API key's id
-	// (key_...), or cli:USER for the operator at the command line.
+	// (key_...), cli:USER for the operator at the command line, or
+	// email:ADDRESS for the failed sign-ins that tried an address.
 	Actor string
 	// Action is one of checkout.AuditActions.
 	Action string
@@ -96,6 +97,10 @@ func (s *Service) auditParams(ctx context.Context, storeID string, f AuditFilter
 		p.ActorKey = actor
 	case strings.HasPrefix(actor, "cli:") && len(actor) > len("cli:"):
 		p.ActorKey = actor
+	case strings.HasPrefix(actor, "email:") && strings.Contains(actor, "@"):
+		// The failed sign-ins that tried an email, whether or not an
+		// account has it.
+		p.ActorKey = checkout.Actor{Kind: checkout.ActorAccount, Name: checkout.NormalizeEmail(strings.TrimPrefix(actor, "email:"))}.Key()
 	case strings.Contains(actor, "@"):
 		email := checkout.NormalizeEmail(actor)
 		a, err := s.store.AccountGetByEmail(ctx, email)
@@ -109,7 +114,7 @@ func (s *Service) auditParams(ctx context.Context, storeID string, f AuditFilter
 			return p, err
 		}
 	default:
-		bad("actor", "actor must be an email, an account id (acct_...), an API key id (key_...) or cli:USER.")
+		bad("actor", "actor must be an email, an account id (acct_...), an API key id (key_...), cli:USER or email:ADDRESS.")
 	}
 	if !f.Since.IsZero() && !f.Until.IsZero() && f.Until.Before(f.Since) {
 		bad("until", "The end of the date range is before its start.")

@@ -436,6 +436,10 @@ func TestAuditEveryChange(t *testing.T) {
 				t.Errorf("%s recorded %+v from %q %q; want jo from the origin", e.Action, e.Actor, e.ClientAddress, e.UserAgent)
 			}
 		}
+		tried, err := svc.ListAudit(ctx, "", service.AuditFilter{Actor: "email:Sam@acme.example"}, "", 10)
+		if err != nil || len(tried.Items) != 1 || tried.Items[0].Action != checkout.AuditSignInFailed {
+			t.Errorf("the failed sign-ins that tried sam's email = %+v, %v; want one", tried.Items, err)
+		}
 		failed, err := svc.ListAudit(ctx, "", service.AuditFilter{Action: string(checkout.AuditSignInFailed)}, "", 10)
 		if err != nil || len(failed.Items) != 2 || failed.Items[1].Actor.Name != sam.Email {
 			t.Fatalf("failed sign-ins = %+v, %v; want two, the older with sam's email", failed.Items, err)
