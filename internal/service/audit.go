@@ -64,6 +64,10 @@ func (s *Service) recordAs(ctx context.Context, tx checkout.Tx, by checkout.Acto
 	return tx.AuditInsert(ctx, checkout.NewAuditEntry(storeID, by, action, objectID, o.ClientAddress, o.UserAgent, s.now()))
 }
 
+// maxActorFilter bounds the actor filter: an email is at most 254
+// characters, an id 37.
+const maxActorFilter = 300
+
 // AuditFilter narrows the audit list; every field set applies.
 type AuditFilter struct {
 	// Actor is an account's email or id (acct_...), an API key's id
@@ -93,6 +97,8 @@ func (s *Service) auditParams(ctx context.Context, storeID string, f AuditFilter
 	actor := strings.TrimSpace(f.Actor)
 	switch {
 	case actor == "":
+	case len(actor) > maxActorFilter:
+		bad("actor", "actor is too long: an email, an id or cli:USER is at most 300 characters.")
 	case validID(checkout.PrefixAccount, actor), validID(checkout.PrefixAPIKey, actor):
 		p.ActorKey = actor
 	case strings.HasPrefix(actor, "cli:") && len(actor) > len("cli:"):

@@ -564,6 +564,7 @@ func TestListAuditFilters(t *testing.T) {
 			{service.AuditFilter{Actor: jo.ID}, 5},
 			{service.AuditFilter{Actor: f.key.ID}, 0},
 			{service.AuditFilter{Actor: "cli:root"}, 0},
+			{service.AuditFilter{Actor: "cli:" + strings.Repeat("r", 296)}, 0},
 			{service.AuditFilter{Action: "store.dispute_fee"}, 5},
 			{service.AuditFilter{Action: "api_key.create"}, 1},
 			{service.AuditFilter{Since: start.Add(2 * time.Minute), Until: start.Add(4 * time.Minute)}, 2},
@@ -590,6 +591,7 @@ func TestListAuditFilters(t *testing.T) {
 		}{
 			{service.AuditFilter{Actor: "jo"}, "actor"},
 			{service.AuditFilter{Actor: "cli:"}, "actor"},
+			{service.AuditFilter{Actor: "cli:" + strings.Repeat("r", 297)}, "actor"},
 			{service.AuditFilter{Action: "api_key.eat"}, "action"},
 			{service.AuditFilter{Since: start.Add(time.Hour), Until: start}, "until"},
 		} {
