@@ -119,7 +119,7 @@ func measureLists(ctx context.Context, cfg *config, name string, stderr io.Write
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(stderr, "bench: %s: loading %d request logs, %d events with their deliveries and %d payments with their sessions\n", name, g.n, g.n, g.n)
+	fmt.Fprintf(stderr, "bench: %s: loading %d request logs, %d events with their deliveries, %d payments with their sessions and %d audit entries\n", name, g.n, g.n, g.n, g.n)
 	start := time.Now()
 	if err := loadLists(ctx, t.name, t.logs, raw, g, stderr); err != nil {
 		return fmt.Errorf("load: %w", err)
@@ -269,6 +269,17 @@ func loadLists(ctx context.Context, dialect, logs string, raw *sql.DB, g gen, st
 			CASE WHEN i % 2000 = 17 THEN 'needs_response' ELSE 'won' END, 1500, $6 + i % 604800, '{}', NULL, '',
 			CASE WHEN i % 2000 = 17 THEN NULL ELSE `+at+` END, CASE WHEN i % 2000 = 17 THEN ($6 + i % 604800) * 1000 END, `+at+`, `+at+``) +
 		` WHERE i % 1000 = 17`
+	// The audit trail: most entries by one member (test sends), 1 in 100
+	// by the CLI, 1 in 1,000 an API key revoked.
+	audit := series(`INSERT INTO audit_entries (id, store_id, actor_kind, actor_id, actor_name, actor_key, action, object_id,
+			client_address, user_agent, created_at_ms)
+		SELECT 'au_' || ` + hex(32, "i") + `, $5,
+			CASE WHEN i % 100 = 7 THEN 'cli' ELSE 'account' END,
+			CASE WHEN i % 100 = 7 THEN '' ELSE $6 END,
+			CASE WHEN i % 100 = 7 THEN 'root' ELSE 'jo@bench.example' END,
+			CASE WHEN i % 100 = 7 THEN 'cli:root' ELSE $6 END,
+			CASE WHEN i % 1000 = 19 THEN 'api_key.revoke' ELSE 'webhook_endpoint.test' END,
+			'we_' || ` + hex(32, "i % 16") + `, '192.0.2.7', 'Mozilla/5.0 (bench)', ` + at + ``)
 	payout := `{"coin":"BTC","network":"test","rate":"payment","link_expires_at":1,"address":"` + benchPayoutAddress +
 		`","amount_base":"2100","addressed_at":1}`
 	// An event's object: the session of responseBody after its id.
@@ -285,6 +296,7 @@ func loadLists(ctx context.Context, dialect, logs string, raw *sql.DB, g gen, st
 		{"payments", payments, nil},
 		{"refunds", refunds, []any{payout, benchPayoutAddress}},
 		{"disputes", disputes, []any{time.Now().Unix()}},
+		{"audit_entries", audit, []any{benchAccountID}},
 	}
 	for _, tb := range tables {
 		began := time.Now()
@@ -307,7 +319,7 @@ func loadLists(ctx context.Context, dialect, logs string, raw *sql.DB, g gen, st
 		// was due; with VACUUM ANALYZE, 40 ms at most on the same
 		// machine.) SQLite is left without statistics, as serve leaves
 		// it.
-		for _, table := range []string{"request_logs", "events", "deliveries", "sessions", "payments", "refunds", "disputes"} {
+		for _, table := range []string{"request_logs", "events", "deliveries", "sessions", "payments", "refunds", "disputes", "audit_entries"} {
 			if _, err := raw.ExecContext(ctx, "VACUUM ANALYZE "+table); err != nil {
 				return err
 			}
@@ -365,6 +377,20 @@ func listCases(svc *service.Service, g gen) []listCase {
 	paymentCursor := func(n int) string {
 		i := deep(n)
 		return checkout.Cursor{At: g.at(i), ID: g.paymentID(i)}.String()
+	}
+	audit := func(name string, f service.AuditFilter, cursor func(n int) string) listCase {
+		return listCase{"audit", name, func(ctx context.Context, n int) (int, error) {
+			c := ""
+			if cursor != nil {
+				c = cursor(n)
+			}
+			p, err := svc.ListAudit(ctx, g.store, f, c, service.DefaultPageSize)
+			return len(p.Items), err
+		}}
+	}
+	auditCursor := func(n int) string {
+		i := deep(n)
+		return checkout.Cursor{At: g.at(i), ID: fmt.Sprintf("%s%032x", checkout.PrefixAudit, i)}.String()
 	}
 	oneDay := service.RequestLogFilter{From: from, To: from.Add(day)}
 	return []listCase{
@@ -459,12 +485,22 @@ func listCases(svc *service.Service, g gen) []listCase {
 				From: g.at(0), To: g.at(g.n).Add(time.Second), After: checkout.Cursor{At: g.at(i), ID: g.paymentID(i)}, Limit: service.ExportPageSize})
 			return len(ps), err
 		}},
+		audit("first page", service.AuditFilter{}, nil),
+		audit("deep page (cursor)", service.AuditFilter{}, auditCursor),
+		audit("action api_key.revoke (0.1%)", service.AuditFilter{Action: string(checkout.AuditAPIKeyRevoke)}, nil),
+		audit("actor cli:root (1%), deep page", service.AuditFilter{Actor: "cli:root"}, auditCursor),
+		audit("actor and action (none)", service.AuditFilter{Actor: "cli:root", Action: string(checkout.AuditAPIKeyRevoke)}, nil),
+		audit("one day", service.AuditFilter{Since: from, Until: from.Add(day)}, nil),
+		audit("one day, api_key.revoke", service.AuditFilter{Action: string(checkout.AuditAPIKeyRevoke), Since: from, Until: from.Add(day)}, nil),
 		{"api keys", "list", func(ctx context.Context, n int) (int, error) {
 			ks, err := svc.ListAPIKeys(ctx, scope)
 			return len(ks), err
 		}},
 	}
 }
+
+// benchAccountID is the member who made most of the audit entries.
+const benchAccountID = "acct_00000000000000000000000000000b1c"
 
 // benchPayoutAddress is the buyer's address of the crypto refunds waiting
 // for their payout.

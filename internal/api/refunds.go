@@ -1,6 +1,7 @@
 package api
 
 import (
+	"context"
 	"net/http"
 	"strings"
 
@@ -62,7 +63,7 @@ func HandleCreateRefund(svc *service.Service) http.Handler {
 			web.WriteError(w, r, err)
 			return
 		}
-		out, err := svc.RefundPayment(r.Context(), service.RefundRequest{
+		out, err := svc.RefundPayment(withOrigin(r, key), service.RefundRequest{
 			Scope:     checkout.Scope{MerchantID: storeID, Mode: key.Mode},
 			PaymentID: r.PathValue("paymentId"), Params: params,
 			By:             checkout.Actor{Kind: checkout.ActorAPIKey, ID: key.ID},
@@ -151,7 +152,7 @@ func HandleDisputeEvidence(svc *service.Service) http.Handler {
 			web.WriteError(w, r, err)
 			return
 		}
-		d, err := svc.SubmitDisputeEvidence(r.Context(), service.DisputeEvidenceRequest{
+		d, err := svc.SubmitDisputeEvidence(withOrigin(r, key), service.DisputeEvidenceRequest{
 			Scope: checkout.Scope{MerchantID: storeID, Mode: key.Mode}, DisputeID: r.PathValue("disputeId"), Evidence: e,
 			By: checkout.Actor{Kind: checkout.ActorAPIKey, ID: key.ID},
 		})
@@ -243,4 +244,12 @@ func validHexID(id, prefix string) bool {
 		}
 	}
 	return true
+}
+
+// withOrigin is r's context carrying who changes something through the API,
+// for the audit trail: the key, from the TCP peer's address and with the
+// request's User-Agent.
+func withOrigin(r *http.Request, key *checkout.APIKey) context.Context {
+	return service.WithOrigin(r.Context(), service.Origin{Actor: checkout.Actor{Kind: checkout.ActorAPIKey, ID: key.ID},
+		ClientAddress: web.AddressOf(r.RemoteAddr), UserAgent: r.UserAgent()})
 }

@@ -130,6 +130,14 @@ func TestDashboardActionsAreAudited(t *testing.T) {
 		} {
 			step(a.action, a.want, func() *page { return e.formPost(epPath, epPath+"/"+a.action, url.Values{}, c) })
 		}
+		step("resend the canceled test delivery", checkout.AuditDeliveryResend, func() *page {
+			ds, _ := db.DeliveryList(context.Background(), checkout.DeliveryListParams{EndpointID: epPath[strings.LastIndex(epPath, "/")+1:]})
+			dPath := base + "developers/deliveries/" + ds[len(ds)-1].ID
+			return e.formPost(dPath, dPath+"/resend", url.Values{}, c)
+		})
+		step("retry failed with a bad date", "", func() *page {
+			return e.formPost(epPath, epPath+"/retry-failed", url.Values{"since": {"last week"}}, c)
+		})
 		step("roll keeping the old for 25 hours", "", func() *page {
 			return e.formPost(epPath, epPath+"/roll", url.Values{"overlap": {"keep"}, "hours": {"25"}}, c)
 		})
@@ -154,9 +162,16 @@ func TestDashboardActionsAreAudited(t *testing.T) {
 			return e.formPost(crypto+"/btc/remove", crypto+"/btc/remove", url.Values{}, c)
 		})
 
+		// A store made through the form: its creation is the new store's.
+		before = e.auditCount("")
+		p := e.formPost("/dashboard/stores/new", "/dashboard/stores/new", url.Values{"name": {"Second"}, "currency": {"EUR"}}, c)
+		id := strings.TrimSuffix(strings.TrimPrefix(p.header.Get("Location"), "/dashboard/stores/"), "/test/")
+		if got := e.newestAudit(id); p.status != http.StatusSeeOther || e.auditCount(id) != 1 || got.Action != checkout.AuditStoreCreate ||
+			got.ObjectID != id || got.Actor.ID != ann.ID || e.auditCount("") != before {
+			t.Errorf("a store created in the dashboard recorded %+v (%d)", got, p.status)
+		}
+
 		// The secrets the dashboard showed are nowhere in the trail.
-		ep, _ := db.EndpointList(context.Background(), m.ID)
-		_ = ep
 		all, _ := db.AuditList(context.Background(), checkout.AuditListParams{MerchantID: m.ID, Limit: 1000})
 		for _, a := range all {
 			for _, f := range []string{a.Actor.Name, a.ObjectID, a.UserAgent} {
@@ -182,6 +197,70 @@ func TestDashboardRefundIsAudited(t *testing.T) {
 			got.ClientAddress != "127.0.0.1" || !strings.HasPrefix(got.ObjectID, checkout.PrefixRefund) {
 			t.Errorf("a refund recorded %+v", got)
 		}
+		one := func(what string, want checkout.AuditAction, object string) {
+			t.Helper()
+			got := e.newestAudit(e.m.ID)
+			if n := e.auditCount(e.m.ID); n != before+1 || got.Action != want || got.ObjectID != object {
+				t.Errorf("%s left %d entries, the newest %+v; want one %s on %s", what, n-before, got, want, object)
+			}
+			before = e.auditCount(e.m.ID)
+		}
+		before = e.auditCount(e.m.ID)
+
+		// Through the API: the key, from the caller's address.
+		k, secret, err := e.svc.CreateAPIKey(context.Background(), checkout.APIKeyParams{MerchantID: e.m.ID, Mode: checkout.ModeTest,
+			Type: checkout.KeyBearer, Permissions: []checkout.Permission{checkout.PermRefundsWrite}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		before = e.auditCount(e.m.ID)
+		if st, _ := e.apiDo("POST", "/v1/stores/"+e.m.ID+"/payments/"+p.ID+"/refunds", secret, `{"amount":100}`); st != http.StatusCreated {
+			t.Fatalf("an API refund = %d", st)
+		}
+		if got := e.newestAudit(e.m.ID); got.Actor.Kind != checkout.ActorAPIKey || got.Actor.ID != k.ID || got.ClientAddress != "127.0.0.1" {
+			t.Errorf("an API refund recorded %+v; want the key from 127.0.0.1", got)
+		}
+		var apiRefund string
+		for _, r := range e.refunds(p) {
+			if r.RequestedBy.Kind == checkout.ActorAPIKey {
+				apiRefund = r.ID
+			}
+		}
+		one("an API refund", checkout.AuditRefundCreate, apiRefund)
+		if st, _ := e.apiDo("POST", "/v1/stores/"+e.m.ID+"/payments/"+p.ID+"/refunds", secret, `{"amount":100000}`); st == http.StatusCreated {
+			t.Fatal("an API refund of too much was made")
+		}
+		if n := e.auditCount(e.m.ID); n != before {
+			t.Errorf("a refused API refund left %d entries", n-before)
+		}
+
+		// A crypto refund canceled; another paid out (simulated).
+		crypto := e.paidByCrypto("BTC")
+		before = e.auditCount(e.m.ID)
+		r := e.cryptoRefund(crypto, "5.00", "")
+		one("a crypto refund", checkout.AuditRefundCreate, r.ID)
+		e.refundAction(r, "cancel")
+		one("cancel it", checkout.AuditRefundCancel, r.ID)
+		r = e.cryptoRefund(crypto, "5.00", "")
+		one("another crypto refund", checkout.AuditRefundCreate, r.ID)
+		if _, err := e.svc.GiveRefundAddress(context.Background(), r.LinkToken, buyerBTC); err != nil {
+			t.Fatal(err)
+		}
+		if n := e.auditCount(e.m.ID); n != before {
+			t.Errorf("the buyer's address left %d entries; want none (the buyer is no member)", n-before)
+		}
+		e.refundAction(r, "simulate-payout")
+		one("simulate its payout", checkout.AuditRefundSimulatePayout, r.ID)
+		e.refundAction(r, "cancel")
+		if n := e.auditCount(e.m.ID); n != before {
+			t.Errorf("canceling a refund paid out left %d entries", n-before)
+		}
+
+		// A dispute answered.
+		disputed, d := e.disputed("4000000000000259")
+		before = e.auditCount(e.m.ID)
+		e.evidenceSent(disputed, e.sendEvidence(disputed, e.evidenceConfirmation(disputed, map[string]string{"uncategorized_text": "winning_evidence"})))
+		one("a dispute answered", checkout.AuditDisputeAnswer, d.ID)
 	})
 }
 

@@ -64,10 +64,15 @@ func (s *Service) recordAs(ctx context.Context, tx checkout.Tx, by checkout.Acto
 	return tx.AuditInsert(ctx, checkout.NewAuditEntry(storeID, by, action, objectID, o.ClientAddress, o.UserAgent, s.now()))
 }
 
+// maxActorFilter bounds the actor filter: an email is at most 254
+// characters, an id 37.
+const maxActorFilter = 300
+
 // AuditFilter narrows the audit list; every field set applies.
 type AuditFilter struct {
 	// Actor is an account's email or id (acct_...), an API key's id
-	// (key_...), or cli:USER for the operator at the command line.
+	// (key_...), cli:USER for the operator at the command line, or
+	// email:ADDRESS for the failed sign-ins that tried an address.
 	Actor string
 	// Action is one of checkout.AuditActions.
 	Action string
@@ -92,10 +97,16 @@ func (s *Service) auditParams(ctx context.Context, storeID string, f AuditFilter
 	actor := strings.TrimSpace(f.Actor)
 	switch {
 	case actor == "":
+	case len(actor) > maxActorFilter:
+		bad("actor", "actor is too long: an email, an id or cli:USER is at most 300 characters.")
 	case validID(checkout.PrefixAccount, actor), validID(checkout.PrefixAPIKey, actor):
 		p.ActorKey = actor
 	case strings.HasPrefix(actor, "cli:") && len(actor) > len("cli:"):
 		p.ActorKey = actor
+	case strings.HasPrefix(actor, "email:") && strings.Contains(actor, "@"):
+		// The failed sign-ins that tried an email, whether or not an
+		// account has it.
+		p.ActorKey = checkout.Actor{Kind: checkout.ActorAccount, Name: checkout.NormalizeEmail(strings.TrimPrefix(actor, "email:"))}.Key()
 	case strings.Contains(actor, "@"):
 		email := checkout.NormalizeEmail(actor)
 		a, err := s.store.AccountGetByEmail(ctx, email)
@@ -109,7 +120,7 @@ func (s *Service) auditParams(ctx context.Context, storeID string, f AuditFilter
 			return p, err
 		}
 	default:
-		bad("actor", "actor must be an email, an account id (acct_...), an API key id (key_...) or cli:USER.")
+		bad("actor", "actor must be an email, an account id (acct_...), an API key id (key_...), cli:USER or email:ADDRESS.")
 	}
 	if !f.Since.IsZero() && !f.Until.IsZero() && f.Until.Before(f.Since) {
 		bad("until", "The end of the date range is before its start.")

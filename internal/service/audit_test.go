@@ -193,6 +193,28 @@ func TestAuditEveryChange(t *testing.T) {
 			_, err := svc.RetryFailed(octx, scope, ep.ID, t0)
 			return err
 		})
+		step("RetryFailed", checkout.AuditEndpointRetryFailed, f.m.ID, is, func() error {
+			// A delivery that failed for good, as the dispatcher leaves it.
+			ev, err := checkout.NewEvent(checkout.EventWebhookTest, f.m.ID, checkout.ModeTest, map[string]string{"object": "webhook_test"}, f.clock.Now())
+			if err != nil {
+				return err
+			}
+			d := checkout.NewDelivery(ev, ep, f.clock.Now())
+			d.Status = checkout.DeliveryFailed
+			if err := db.InTx(ctx, func(tx checkout.Tx) error {
+				if err := tx.EventInsert(ctx, ev); err != nil {
+					return err
+				}
+				return tx.DeliveryInsert(ctx, d)
+			}); err != nil {
+				return err
+			}
+			res, err := svc.RetryFailed(octx, scope, ep.ID, t0)
+			if err == nil && res.Queued != 1 {
+				return errors.New("RetryFailed queued none")
+			}
+			return err
+		})
 		step("RevealEndpointSecret", checkout.AuditEndpointSecretReveal, f.m.ID, is, func() error {
 			_, err := svc.RevealEndpointSecret(octx, scope, ep.ID)
 			return err
@@ -414,6 +436,10 @@ func TestAuditEveryChange(t *testing.T) {
 				t.Errorf("%s recorded %+v from %q %q; want jo from the origin", e.Action, e.Actor, e.ClientAddress, e.UserAgent)
 			}
 		}
+		tried, err := svc.ListAudit(ctx, "", service.AuditFilter{Actor: "email:Sam@acme.example"}, "", 10)
+		if err != nil || len(tried.Items) != 1 || tried.Items[0].Action != checkout.AuditSignInFailed {
+			t.Errorf("the failed sign-ins that tried sam's email = %+v, %v; want one", tried.Items, err)
+		}
 		failed, err := svc.ListAudit(ctx, "", service.AuditFilter{Action: string(checkout.AuditSignInFailed)}, "", 10)
 		if err != nil || len(failed.Items) != 2 || failed.Items[1].Actor.Name != sam.Email {
 			t.Fatalf("failed sign-ins = %+v, %v; want two, the older with sam's email", failed.Items, err)
@@ -538,6 +564,7 @@ func TestListAuditFilters(t *testing.T) {
 			{service.AuditFilter{Actor: jo.ID}, 5},
 			{service.AuditFilter{Actor: f.key.ID}, 0},
 			{service.AuditFilter{Actor: "cli:root"}, 0},
+			{service.AuditFilter{Actor: "cli:" + strings.Repeat("r", 296)}, 0},
 			{service.AuditFilter{Action: "store.dispute_fee"}, 5},
 			{service.AuditFilter{Action: "api_key.create"}, 1},
 			{service.AuditFilter{Since: start.Add(2 * time.Minute), Until: start.Add(4 * time.Minute)}, 2},
@@ -564,6 +591,7 @@ func TestListAuditFilters(t *testing.T) {
 		}{
 			{service.AuditFilter{Actor: "jo"}, "actor"},
 			{service.AuditFilter{Actor: "cli:"}, "actor"},
+			{service.AuditFilter{Actor: "cli:" + strings.Repeat("r", 297)}, "actor"},
 			{service.AuditFilter{Action: "api_key.eat"}, "action"},
 			{service.AuditFilter{Since: start.Add(time.Hour), Until: start}, "until"},
 		} {

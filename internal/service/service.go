@@ -379,6 +379,11 @@ func (s *Service) ResealSecrets(ctx context.Context, next *seal.Key) (int, error
 // nothing).
 func (s *Service) RevokeAPIKey(ctx context.Context, id string) (*checkout.APIKey, error) {
 	k, err := s.store.APIKeyGet(ctx, id)
+	if checkout.IsCode(err, checkout.ENotFound) {
+		// As the revoke itself says it (the CLI echoes the id it was
+		// given, redacted when it is a secret).
+		return nil, checkout.Errorf(checkout.ENotFound, "No such API key: %s.", id)
+	}
 	if err != nil {
 		return nil, err
 	}
