@@ -217,3 +217,15 @@ func SetRoundTripFault(db *DB, fn func(queries []string) error) { db.roundTripFa
 
 // APIKeyEachActiveQuery is the query of APIKeyEachActive, for its plan.
 const APIKeyEachActiveQuery = apiKeyEachActiveQuery
+
+// SessionListQuery is the query SessionList runs for p, with its arguments
+// less the dialect's PlanEach options (Explain plans it generically).
+func SessionListQuery(db *DB, p checkout.SessionListParams) (string, []any) {
+	q, args := db.sessionListQuery(p)
+	return q, args[len(db.dialect.PlanEach):]
+}
+
+// EventListByObjectQuery is the query EventListByObject runs for ids.
+func EventListByObjectQuery(db *DB, ids []string) (string, []any) {
+	return db.eventListByObjectQuery(ids)
+}
