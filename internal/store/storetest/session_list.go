@@ -144,6 +144,16 @@ func testSessionListPages(t *testing.T, db *store.DB) {
 			}
 		}
 	}
+	// Emails match whatever the case of their ASCII letters, and only of
+	// those, on either database: the search lower-cases ASCII letters alone.
+	e := "Émile@Example.com"
+	emile := insertSession(t, db, newSession(m, func(s *checkout.Session) { s.Customer.Email = &e; s.CreatedAt = base.Add(time.Hour) }))
+	for q, want := range map[string][]string{"Émile@example.com": {emile.ID}, "émile@example.com": {}} {
+		got, err := db.SessionList(context.Background(), checkout.SessionListParams{MerchantID: m.ID, Mode: checkout.ModeTest, Email: q})
+		if err != nil || !slices.Equal(sessionIDs(got), want) {
+			t.Errorf("SessionList(email %s) = %v, %v; want %v", q, sessionIDs(got), err, want)
+		}
+	}
 	// A page reads the sessions whole.
 	got, err := db.SessionList(context.Background(), checkout.SessionListParams{MerchantID: m.ID, Mode: checkout.ModeTest, MetadataKey: "n", MetadataValue: "7"})
 	if err != nil || len(got) != 1 || got[0].ID != stored[7].ID || got[0].Metadata["order_id"] != "A-1" || got[0].Title != "Order" {
