@@ -91,7 +91,8 @@ func (g gen) at(i int) time.Time { return time.UnixMilli(g.start + int64(i)*g.st
 func (g gen) requestID(i int) string {
 	return fmt.Sprintf("%s%032x", checkout.PrefixRequest, i)
 }
-func (g gen) eventID(i int) string { return fmt.Sprintf("%s%032x", checkout.PrefixEvent, i) }
+func (g gen) eventID(i int) string   { return fmt.Sprintf("%s%032x", checkout.PrefixEvent, i) }
+func (g gen) sessionID(i int) string { return fmt.Sprintf("%s%064x", checkout.PrefixSession, i) }
 func (g gen) paymentID(i int) string {
 	return fmt.Sprintf("%s%032x", checkout.PrefixPayment, i)
 }
@@ -119,7 +120,7 @@ func measureLists(ctx context.Context, cfg *config, name string, stderr io.Write
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(stderr, "bench: %s: loading %d request logs, %d events with their deliveries, %d payments with their sessions and %d audit entries\n", name, g.n, g.n, g.n, g.n)
+	fmt.Fprintf(stderr, "bench: %s: loading %d request logs, %d events with their deliveries, %d payments with their sessions and their metadata and %d audit entries\n", name, g.n, g.n, g.n, g.n)
 	start := time.Now()
 	if err := loadLists(ctx, t.name, t.logs, raw, g, stderr); err != nil {
 		return fmt.Errorf("load: %w", err)
@@ -190,6 +191,9 @@ var responseBody = `{"ok":true,"data":{"id":"cs_0","object":"checkout_session","
 //     payment.succeeded, about 1 in 20 checkout.expired, 1 in 1,000
 //     payment.dispute_closed; each with a finished delivery to the
 //     endpoint (1 in 100 failed).
+//   - sessions: 1 in 20 expired, the rest complete; each with metadata
+//     order_id=A-<i> (its row of session_metadata) and one of 1,000
+//     customers' emails.
 //   - payments, each of a session of its own: a quarter crypto, the rest
 //     card; 1 in 10 failed (card_declined), 1 in 100 processing, 1 in
 //     1,000 disputed, and 1 in 1,000 failed duplicate_payment, to refund;
@@ -223,20 +227,24 @@ func loadLists(ctx context.Context, dialect, logs string, raw *sql.DB, g gen, st
 			CASE WHEN i % 1000 = 7 THEN 500 WHEN i % 25 = 3 THEN 400 WHEN i % 2 = 0 THEN 201 ELSE 200 END,
 			800 + i % 5000,
 			CASE WHEN i % 2 = 0 THEN $8 ELSE '' END, $9, ` + at)
-	events := series(`INSERT INTO events (id, store_id, mode, type, created_at, data)
+	events := series(`INSERT INTO events (id, store_id, mode, type, created_at, data, object_id)
 		SELECT 'evt_' || ` + hex(32, "i") + `, $5, 'test',
 			CASE WHEN i % 1000 = 17 THEN 'payment.dispute_closed' WHEN i % 20 = 1 THEN 'checkout.expired'
 				WHEN i % 4 = 2 THEN 'checkout.completed' WHEN i % 4 = 3 THEN 'payment.succeeded' ELSE 'checkout.created' END,
-			` + at + ` / 1000, '{"id":"cs_' || ` + hex(64, "i / 4") + ` || '",' || $6`)
+			` + at + ` / 1000, '{"id":"cs_' || ` + hex(64, "i / 4") + ` || '",' || $6, 'cs_' || ` + hex(64, "i / 4") + ``)
 	deliveries := series(`INSERT INTO deliveries (id, event_id, endpoint_id, store_id, mode, status, attempts, next_attempt_at_ms,
 			last_status_code, last_error, created_at_ms, updated_at_ms)
 		SELECT 'whd_' || ` + hex(32, "i") + `, 'evt_' || ` + hex(32, "i") + `, $6, $5, 'test',
 			CASE WHEN i % 100 = 5 THEN 'failed' ELSE 'succeeded' END, 1, ` + at + `,
 			CASE WHEN i % 100 = 5 THEN 500 ELSE 200 END, '', ` + at + `, ` + at)
 	sessions := series(`INSERT INTO sessions (id, store_id, mode, status, title, currency, amount, discount_amount, tax_amount,
-			total_amount, items, metadata, created_at, expires_at, completed_at)
-		SELECT 'cs_' || ` + hex(64, "i") + `, $5, 'test', 'complete', 'Order', 'USD', 1500, 0, 0, 1500, $6, '{}',
-			` + at + ` / 1000, ` + at + ` / 1000 + 3600, ` + at + ` / 1000`)
+			total_amount, items, customer_email, metadata, created_at, expires_at, completed_at)
+		SELECT 'cs_' || ` + hex(64, "i") + `, $5, 'test', CASE WHEN i % 20 = 7 THEN 'expired' ELSE 'complete' END,
+			'Order', 'USD', 1500, 0, 0, 1500, $6, 'buyer' || (i % 1000) || '@example.com', '{"order_id":"A-' || i || '"}',
+			` + at + ` / 1000, ` + at + ` / 1000 + 3600, CASE WHEN i % 20 = 7 THEN NULL ELSE ` + at + ` / 1000 END`)
+	// Each session's metadata, as SessionInsert writes it (migration 0026).
+	sessionMetadata := series(`INSERT INTO session_metadata (store_id, mode, key, value, created_at, session_id)
+		SELECT $5, 'test', 'order_id', 'A-' || i, ` + at + ` / 1000, 'cs_' || ` + hex(64, "i"))
 	// The cases run in order: 1 in 1,000 to refund (13), 1 in 1,000
 	// disputed (17), then 1 in 10 declined (3), 1 in 100 processing (1).
 	payments := series(`INSERT INTO payments (id, session_id, store_id, mode, method, status, captured, amount, amount_refunded,
@@ -293,6 +301,7 @@ func loadLists(ctx context.Context, dialect, logs string, raw *sql.DB, g gen, st
 		{"events", events, []any{eventData}},
 		{"deliveries", deliveries, []any{g.endpoint}},
 		{"sessions", sessions, []any{`[{"name":"Sword","amount":1500,"quantity":1}]`}},
+		{"session_metadata", sessionMetadata, nil},
 		{"payments", payments, nil},
 		{"refunds", refunds, []any{payout, benchPayoutAddress}},
 		{"disputes", disputes, []any{time.Now().Unix()}},
@@ -319,7 +328,7 @@ func loadLists(ctx context.Context, dialect, logs string, raw *sql.DB, g gen, st
 		// was due; with VACUUM ANALYZE, 40 ms at most on the same
 		// machine.) SQLite is left without statistics, as serve leaves
 		// it.
-		for _, table := range []string{"request_logs", "events", "deliveries", "sessions", "payments", "refunds", "disputes", "audit_entries"} {
+		for _, table := range []string{"request_logs", "events", "deliveries", "sessions", "session_metadata", "payments", "refunds", "disputes", "audit_entries"} {
 			if _, err := raw.ExecContext(ctx, "VACUUM ANALYZE "+table); err != nil {
 				return err
 			}
@@ -391,6 +400,23 @@ func listCases(svc *service.Service, g gen) []listCase {
 	auditCursor := func(n int) string {
 		i := deep(n)
 		return checkout.Cursor{At: g.at(i), ID: fmt.Sprintf("%s%032x", checkout.PrefixAudit, i)}.String()
+	}
+	sessions := func(name string, f func(n int) service.SessionFilter, cursor func(n int) string) listCase {
+		return listCase{"sessions", name, func(ctx context.Context, n int) (int, error) {
+			c := ""
+			if cursor != nil {
+				c = cursor(n)
+			}
+			p, err := svc.ListSessions(ctx, scope, f(n), c, service.DefaultPageSize)
+			return len(p.Items), err
+		}}
+	}
+	sessionFilter := func(f service.SessionFilter) func(int) service.SessionFilter {
+		return func(int) service.SessionFilter { return f }
+	}
+	sessionCursor := func(n int) string {
+		i := deep(n)
+		return checkout.Cursor{At: g.at(i).Truncate(time.Second), ID: g.sessionID(i)}.String()
 	}
 	oneDay := service.RequestLogFilter{From: from, To: from.Add(day)}
 	return []listCase{
@@ -492,6 +518,28 @@ func listCases(svc *service.Service, g gen) []listCase {
 		audit("actor and action (none)", service.AuditFilter{Actor: "cli:root", Action: string(checkout.AuditAPIKeyRevoke)}, nil),
 		audit("one day", service.AuditFilter{Since: from, Until: from.Add(day)}, nil),
 		audit("one day, api_key.revoke", service.AuditFilter{Action: string(checkout.AuditAPIKeyRevoke), Since: from, Until: from.Add(day)}, nil),
+		sessions("first page", sessionFilter(service.SessionFilter{}), nil),
+		sessions("deep page (cursor)", sessionFilter(service.SessionFilter{}), sessionCursor),
+		sessions("status expired (5%)", sessionFilter(service.SessionFilter{Status: checkout.StatusExpired}), nil),
+		sessions("status open (none)", sessionFilter(service.SessionFilter{Status: checkout.StatusOpen}), nil),
+		sessions("one day", sessionFilter(service.SessionFilter{From: from, To: from.Add(day)}), nil),
+		sessions("metadata order_id=A-<i> (one)", func(n int) service.SessionFilter {
+			return service.SessionFilter{Search: fmt.Sprintf("order_id=A-%d", deep(n))}
+		}, nil),
+		sessions("metadata (none)", sessionFilter(service.SessionFilter{Search: "order_id=none"}), nil),
+		sessions("email (0.1%)", func(n int) service.SessionFilter {
+			return service.SessionFilter{Search: fmt.Sprintf("buyer%d@example.com", n%1000)}
+		}, nil),
+		sessions("email (0.1%), deep page", sessionFilter(service.SessionFilter{Search: "buyer7@example.com"}), sessionCursor),
+		sessions("by session id", func(n int) service.SessionFilter { return service.SessionFilter{Search: g.sessionID(deep(n))} }, nil),
+		sessions("by payment id", func(n int) service.SessionFilter { return service.SessionFilter{Search: g.paymentID(deep(n))} }, nil),
+		{"sessions", "a session's page", func(ctx context.Context, n int) (int, error) {
+			d, err := svc.SessionIn(ctx, scope, g.sessionID(deep(n)))
+			if err != nil {
+				return 0, err
+			}
+			return len(d.Payments) + len(d.Events), nil
+		}},
 		{"api keys", "list", func(ctx context.Context, n int) (int, error) {
 			ks, err := svc.ListAPIKeys(ctx, scope)
 			return len(ks), err
@@ -633,6 +681,10 @@ func explainLists(ctx context.Context, dialect, logs string, raw *sql.DB, g gen,
 		{"payments after cursor", payBase + `created_at_ms <= $2 AND (created_at_ms < $2 OR id < $3)` + payOrder, []any{at, g.paymentID(g.n / 2)}},
 		{"payments status", payBase + `status = $2` + payOrder, []any{"disputed"}},
 		{"payments to refund", payBase + `refund_due = 1` + payOrder, nil},
+		{"sessions after cursor", `SELECT id FROM sessions WHERE store_id = $1 AND mode = 'test' AND created_at <= $2 AND (created_at < $2 OR id < $3)` +
+			` ORDER BY created_at DESC, id DESC LIMIT 51`, []any{at / 1000, g.sessionID(g.n / 2)}},
+		{"sessions metadata", `SELECT m.session_id FROM session_metadata m JOIN sessions ON sessions.id = m.session_id WHERE m.store_id = $1 AND m.mode = 'test'` +
+			` AND m.key = 'order_id' AND m.value = $2 ORDER BY m.created_at DESC, m.session_id DESC LIMIT 51`, []any{fmt.Sprintf("A-%d", g.n/2)}},
 	}
 	for _, q := range queries {
 		rows, err := raw.QueryContext(ctx, explain+q.q, append([]any{g.store}, q.args...)...)

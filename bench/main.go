@@ -137,7 +137,7 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (*
 	fs.Float64Var(&c.eventRate, "event-rate", 50, "sessions created per second in the first-attempt row")
 	fs.IntVar(&c.deliveries, "deliveries", 0, "deliveries to load for the dashboard's delivery-list rows, e.g. 1000000 (none by default)")
 	scale := fs.String("scale", "", "comma-separated numbers of stored sessions to measure retrieves at, e.g. 10000,1000000 (none by default)")
-	fs.IntVar(&c.lists, "lists", 0, "request logs, events and payments to load for the dashboard lists rows, e.g. 1000000 (none by default)")
+	fs.IntVar(&c.lists, "lists", 0, "request logs, events and payments (each of a session of its own) to load for the dashboard lists rows, e.g. 1000000 (none by default)")
 	fs.BoolVar(&c.bareBeside, "bare-beside", true, "measure bare again right after each create and retrieve row of another target, and compare the row with bare's mean just before and just after it")
 	fs.IntVar(&c.claimHistory, "claim-history", 0, "finished deliveries to load for the webhook claim rows, e.g. 1000000 (none by default)")
 	if err := fs.Parse(args); err != nil {

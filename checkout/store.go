@@ -61,6 +61,10 @@ type Store interface {
 	// at or before now and that have no payment in progress, oldest first.
 	SessionListDue(ctx context.Context, now time.Time, limit int) ([]*Session, error)
 
+	// SessionList returns a page of a store's sessions of one mode, newest
+	// first by (CreatedAt, ID), with p's filters: the dashboard's Sessions.
+	SessionList(ctx context.Context, p SessionListParams) ([]*Session, error)
+
 	// PaymentGet fails with not_found when there is no such payment.
 	PaymentGet(ctx context.Context, id string) (*Payment, error)
 	// PaymentListBySession returns a session's payments, oldest first.
@@ -143,6 +147,10 @@ type Store interface {
 	// EventList returns at most p.Limit events of p's store and mode, newest
 	// first, after p.After and matching every filter of p.
 	EventList(ctx context.Context, p EventListParams) ([]*Event, error)
+	// EventListByObject returns the events about any of the objects
+	// (sessions' or payments' ids), oldest first: what a session's page
+	// shows of its own and its payments' events.
+	EventListByObject(ctx context.Context, objectIDs []string) ([]*Event, error)
 	// EventGet fails with not_found when there is no such event.
 	EventGet(ctx context.Context, id string) (*Event, error)
 	// EventPurge deletes events created before t, with their deliveries and
@@ -460,6 +468,30 @@ type PaymentListParams struct {
 	Status     PaymentStatus // "" for every status
 	// RefundDue keeps only the payments to be refunded (Payment.RefundDue).
 	RefundDue bool
+	// After is the position the page starts after; zero for the newest.
+	After Cursor
+	Limit int // 50 when 0
+}
+
+// SessionListParams selects sessions of one store and mode, newest first
+// by (CreatedAt, ID), with optional filters that all apply.
+type SessionListParams struct {
+	MerchantID string
+	Mode       Mode
+	// Status is a session status, "" for every one. With Now set, open
+	// leaves out the sessions whose hour was over at Now with no payment
+	// on its way: those the API answers as expired.
+	Status Status
+	Now    time.Time
+	// From and To bound CreatedAt to [From, To); a zero bound is open.
+	// Session times are whole seconds: a bound with a fraction counts from
+	// the next second.
+	From, To time.Time
+	// The searches, at most one set: the sessions of a customer's email
+	// (ASCII letters lower-cased), the sessions whose metadata has
+	// MetadataKey with the value MetadataValue exactly.
+	Email                      string
+	MetadataKey, MetadataValue string
 	// After is the position the page starts after; zero for the newest.
 	After Cursor
 	Limit int // 50 when 0

@@ -84,6 +84,7 @@ func New(svc *service.Service, baseURL string, log *slog.Logger) *Dashboard {
 		},
 		"deliveryClass": deliveryClass,
 		"paymentClass":  paymentClass,
+		"sessionClass":  sessionClass,
 		"refundClass":   refundClass,
 		"disputeClass":  disputeClass,
 		"maxEvidence":   func() string { return groupThousands(checkout.MaxEvidenceLen) },

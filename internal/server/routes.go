@@ -62,6 +62,8 @@ func addRoutes(r *router, d Deps) {
 	r.handle("GET /dashboard/stores/{store}/{$}", db.HandleStoreRoot())
 	r.handle("GET /dashboard/stores/{store}/{mode}/{$}", db.HandleStoreHome())
 	r.handle("GET /dashboard/stores/{store}/{mode}/export/{file}", db.HandleExport())
+	r.handle("GET /dashboard/stores/{store}/{mode}/sessions", db.HandleSessions())
+	r.handle("GET /dashboard/stores/{store}/{mode}/sessions/{id}", db.HandleSession())
 	r.handle("GET /dashboard/stores/{store}/{mode}/payments", db.HandlePayments())
 	r.handle("GET /dashboard/stores/{store}/{mode}/payments/{id}", db.HandlePayment())
 	r.handle("GET /dashboard/stores/{store}/{mode}/payments/{id}/refund", db.HandleRefundPage())

@@ -1,7 +1,6 @@
 package service_test
 
 import (
-	"encoding/json"
 	"testing"
 	"time"
 
@@ -13,24 +12,6 @@ import (
 
 // homeDay0 is the first day of the home's test range (UTC).
 var homeDay0 = checkout.DayOf(t0).AddDate(0, 0, 1)
-
-// createWith makes a session of the fixture's store with key.
-func (f *fixture) createWith(t *testing.T, key *checkout.APIKey) *checkout.SessionJSON {
-	t.Helper()
-	p, err := checkout.ParseCreateRequest([]byte(`{"items":[{"name":"Sword","amount":1500}]}`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	res, err := f.svc.CreateSession(ctx, service.CreateSessionParams{Key: key, StoreID: f.m.ID, Params: p})
-	if err != nil {
-		t.Fatalf("CreateSession: %v", err)
-	}
-	var s checkout.SessionJSON
-	if err := json.Unmarshal(res.Data, &s); err != nil {
-		t.Fatal(err)
-	}
-	return &s
-}
 
 // homeFigures returns the fixture's test-mode home over r.
 func (f *fixture) homeFigures(t *testing.T, r service.HomeRange) *service.Home {
@@ -73,7 +54,7 @@ func homeScenario(t *testing.T, db *store.DB) (*payFixture, checkout.HomeDay) {
 	}
 	f.create(t)
 	live, _ := f.newKey(t, checkout.ModeLive, checkout.KeyBearer)
-	ls := f.createWith(t, live)
+	ls := f.createWith(t, live, `{"items":[{"name":"Sword","amount":1500}]}`)
 	lp := checkout.NewPayment(&checkout.Session{ID: ls.ID, MerchantID: f.m.ID, Mode: checkout.ModeLive, Currency: "USD", TotalAmount: 1500},
 		checkout.MethodCard, f.clock.Now())
 	if err := lp.Succeed(checkout.DefaultPricing, f.clock.Now()); err != nil {

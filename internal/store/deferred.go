@@ -39,7 +39,8 @@ import (
 type deferredTable int
 
 const (
-	deferSessions deferredTable = iota
+	deferSessions        deferredTable = iota
+	deferSessionMetadata               // refers to sessions
 	deferEvents
 	deferDeliveries
 	numDeferred

@@ -11,8 +11,8 @@ import (
 
 // EventInsert stores an event.
 func (tx *Tx) EventInsert(ctx context.Context, e *checkout.Event) error {
-	err := tx.insert(ctx, deferEvents, `INSERT INTO events (id, store_id, mode, type, created_at, data) VALUES `,
-		e.ID, e.MerchantID, string(e.Mode), e.Type, e.CreatedAt.Unix(), string(e.Object))
+	err := tx.insert(ctx, deferEvents, `INSERT INTO events (id, store_id, mode, type, created_at, data, object_id) VALUES `,
+		e.ID, e.MerchantID, string(e.Mode), e.Type, e.CreatedAt.Unix(), string(e.Object), e.ObjectID())
 	return tx.db.translate(err)
 }
 
@@ -60,6 +60,32 @@ func (db *DB) EventList(ctx context.Context, p checkout.EventListParams) ([]*che
 		return nil, db.translate(err)
 	}
 	return collect(db, rows, scanEvent)
+}
+
+// EventListByObject returns the events about any of the objects, oldest
+// first (by created_at, then the order they were stored in), through
+// events_object (migration 0026): a session's page reads its own events and
+// its payments' in one query.
+func (db *DB) EventListByObject(ctx context.Context, objectIDs []string) ([]*checkout.Event, error) {
+	if len(objectIDs) == 0 {
+		return nil, nil
+	}
+	q, args := db.eventListByObjectQuery(objectIDs)
+	rows, err := db.readRows(ctx, q, args...)
+	if err != nil {
+		return nil, db.translate(err)
+	}
+	return collect(db, rows, scanEvent)
+}
+
+func (db *DB) eventListByObjectQuery(objectIDs []string) (string, []any) {
+	marks := make([]string, len(objectIDs))
+	args := make([]any, len(objectIDs))
+	for i, id := range objectIDs {
+		marks[i], args[i] = db.dialect.Param(i+1), id
+	}
+	return `SELECT id, store_id, mode, type, created_at, data FROM events WHERE object_id IN (` + strings.Join(marks, ", ") + `)
+		ORDER BY created_at, seq`, args
 }
 
 func scanEvent(row scanner) (*checkout.Event, error) {

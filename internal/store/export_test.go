@@ -265,3 +265,15 @@ func ExportQueries() []HomeQuery {
 		{"payments export", paymentExportQuery, "payments_list", []any{"store", "test", int64(1), int64(2), "pay_x", 500}},
 	}
 }
+
+// SessionListQuery is the query SessionList runs for p, with its arguments
+// less the dialect's PlanEach options (Explain plans it generically).
+func SessionListQuery(db *DB, p checkout.SessionListParams) (string, []any) {
+	q, args := db.sessionListQuery(p)
+	return q, args[len(db.dialect.PlanEach):]
+}
+
+// EventListByObjectQuery is the query EventListByObject runs for ids.
+func EventListByObjectQuery(db *DB, ids []string) (string, []any) {
+	return db.eventListByObjectQuery(ids)
+}

@@ -51,7 +51,7 @@ func execRaw(t *testing.T, driver, dsn string, queries []string) {
 
 // undos take each migration back, by version, for the tests that migrate
 // a database made by an older build.
-var undos = map[int][]string{10: undo0010, 11: undo0011, 12: undo0012, 13: undo0013, 14: undo0014, 15: undo0015, 16: undo0016, 17: undo0017, 18: undo0018, 19: undo0019, 20: undo0020, 21: undo0021, 22: undo0022, 23: undo0023, 24: undo0024, 25: undo0025}
+var undos = map[int][]string{10: undo0010, 11: undo0011, 12: undo0012, 13: undo0013, 14: undo0014, 15: undo0015, 16: undo0016, 17: undo0017, 18: undo0018, 19: undo0019, 20: undo0020, 21: undo0021, 22: undo0022, 23: undo0023, 24: undo0024, 25: undo0025, 26: undo0026}
 
 // undoFrom returns the statements that take a database back to before
 // migration version: the undos from the newest migration down to version's.
@@ -64,14 +64,18 @@ func undoFrom(version int) []string {
 }
 
 // undo0024 undoes migration 0024 (the store's home) on either database;
-// undo0023 follows it. sessions_list goes with it, unless the Sessions
-// page's migration made it first.
-var undo0024 = []string{`DROP INDEX refunds_payout_pending`, `DROP INDEX IF EXISTS sessions_list`, `DROP INDEX sessions_completed`, `DROP INDEX disputes_lost`,
+// undo0023 follows it.
+var undo0024 = []string{`DROP INDEX refunds_payout_pending`, `DROP INDEX sessions_list`, `DROP INDEX sessions_completed`, `DROP INDEX disputes_lost`,
 	`DROP INDEX refunds_succeeded`, `DROP INDEX payments_succeeded`, `DROP TABLE home_days`}
 
 // undo0025 undoes migration 0025 (the audit trail) on either database;
 // undo0024 follows it.
 var undo0025 = []string{`DROP TABLE audit_entries`}
+
+// undo0026 undoes migration 0026 (the Sessions list) on either database;
+// undo0025 follows it; sessions_list is 0024's.
+var undo0026 = []string{`DROP INDEX events_object`, `ALTER TABLE events DROP COLUMN object_id`, `DROP TABLE session_metadata`,
+	`DROP INDEX sessions_email`, `DROP INDEX sessions_status`}
 
 // undo0023 undoes migration 0023 (crypto refunds) on either database;
 // undo0022 follows it.
@@ -597,6 +601,85 @@ func TestMigrateDisputes(t *testing.T) {
 			}
 			if p, _ := db.PaymentGet(ctx, plainID); p.AmountDisputed != 0 {
 				t.Errorf("the undisputed payment holds %d; want 0", p.AmountDisputed)
+			}
+		})
+	}
+}
+
+// TestMigrateSessionList upgrades a database of version 23 holding sessions
+// with and without metadata, and their events: the Sessions list then finds
+// each by a metadata key's value, and a session's page its events, as if
+// they had been written after the upgrade.
+func TestMigrateSessionList(t *testing.T) {
+	ctx := context.Background()
+	for _, name := range storetest.Databases {
+		t.Run(name, func(t *testing.T) {
+			open, driver, dsn := freshDatabase(t, name)
+			db, err := open()
+			if err != nil {
+				t.Fatal(err)
+			}
+			at := time.Unix(1_790_000_000, 0)
+			m := &checkout.Merchant{ID: checkout.NewStoreID(), Name: "Acme", Currency: "USD", CreatedAt: at}
+			var sessions []*checkout.Session
+			var events []*checkout.Event
+			err = db.InTx(ctx, func(tx checkout.Tx) error {
+				if err := tx.MerchantInsert(ctx, m); err != nil {
+					return err
+				}
+				for i, md := range []map[string]string{{"order_id": "A-1", "note": "x"}, {"order_id": "A-2"}, {}, nil} {
+					s := &checkout.Session{ID: checkout.NewSessionID(), MerchantID: m.ID, Mode: checkout.ModeLive, Status: checkout.StatusOpen,
+						Title: "Order", Currency: "USD", Amount: 1500, TotalAmount: 1500, Items: []checkout.Item{{Name: "Sword", Amount: 1500, Quantity: 1}},
+						Metadata: md, CreatedAt: at.Add(time.Duration(i) * time.Second), ExpiresAt: at.Add(time.Hour)}
+					if err := tx.SessionInsert(ctx, s); err != nil {
+						return err
+					}
+					e, err := checkout.NewEvent(checkout.EventCheckoutCreated, m.ID, s.Mode, s.View(m, "https://pay.example"), s.CreatedAt)
+					if err != nil {
+						return err
+					}
+					if err := tx.EventInsert(ctx, e); err != nil {
+						return err
+					}
+					sessions, events = append(sessions, s), append(events, e)
+				}
+				return nil
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			db.Close()
+
+			execRaw(t, driver, dsn, append(undoFrom(26), `DELETE FROM schema_migrations WHERE version >= 26`))
+
+			db, err = open()
+			if err != nil {
+				t.Fatalf("upgrade to 26: %v", err)
+			}
+			defer db.Close()
+			for _, c := range []struct {
+				key, value string
+				want       []string
+			}{
+				{"order_id", "A-1", []string{sessions[0].ID}},
+				{"order_id", "A-2", []string{sessions[1].ID}},
+				{"note", "x", []string{sessions[0].ID}},
+				{"order_id", "A-3", nil},
+			} {
+				got, err := db.SessionList(ctx, checkout.SessionListParams{MerchantID: m.ID, Mode: checkout.ModeLive, MetadataKey: c.key, MetadataValue: c.value})
+				var ids []string
+				for _, s := range got {
+					ids = append(ids, s.ID)
+				}
+				if err != nil || !slices.Equal(ids, c.want) {
+					t.Errorf("sessions with %s=%s after the upgrade = %v, %v; want %v", c.key, c.value, ids, err, c.want)
+				}
+			}
+			for i, s := range sessions {
+				got, err := db.EventListByObject(ctx, []string{s.ID})
+				if err != nil || len(got) != 1 || got[0].ID != events[i].ID {
+					t.Errorf("events of session %d after the upgrade = %v, %v; want %s", i, got, err, events[i].ID)
+				}
 			}
 		})
 	}

@@ -259,3 +259,72 @@ func TestExportPlans(t *testing.T) {
 		}
 	})
 }
+
+// TestSessionListPlans explains the Sessions list's query for each search
+// and filter, alone and together, with and without a cursor, and the read
+// of a session's events, on both databases: each reads the index of
+// migration 0026 that serves it, in the
+// list's order (no table scan, no sort), so a page costs the same with a
+// million sessions kept.
+func TestSessionListPlans(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		ctx := context.Background()
+		now := time.Unix(1_790_000_000, 0)
+		days := func(p *checkout.SessionListParams) { p.From, p.To = now.AddDate(0, 0, -7), now }
+		for _, c := range []struct {
+			name    string
+			p       checkout.SessionListParams
+			index   string // "a|b": either
+			ordered bool
+		}{
+			{"all", checkout.SessionListParams{}, "sessions_list", true},
+			{"dates", checkout.SessionListParams{From: now.AddDate(0, 0, -7), To: now}, "sessions_list", true},
+			{"status", checkout.SessionListParams{Status: checkout.StatusComplete}, "sessions_status", true},
+			{"open", checkout.SessionListParams{Status: checkout.StatusOpen, Now: now}, "sessions_status", true},
+			{"email", checkout.SessionListParams{Email: "ann@example.com"}, "sessions_email", true},
+			{"email and status", checkout.SessionListParams{Email: "ann@example.com", Status: checkout.StatusExpired}, "sessions_email|sessions_status", false},
+			{"metadata", checkout.SessionListParams{MetadataKey: "order_id", MetadataValue: "A-1001"}, "session_metadata_search", true},
+			{"metadata and status", checkout.SessionListParams{MetadataKey: "order_id", MetadataValue: "A-1001", Status: checkout.StatusOpen, Now: now}, "session_metadata_search", true},
+		} {
+			for _, after := range []checkout.Cursor{{}, {At: now, ID: "cs_x"}} {
+				p := c.p
+				p.MerchantID, p.Mode, p.After = checkout.NewStoreID(), checkout.ModeLive, after
+				if c.name == "metadata and status" {
+					days(&p)
+				}
+				q, args := store.SessionListQuery(db, p)
+				plan, err := store.Explain(ctx, db, q, args...)
+				if err != nil {
+					t.Fatalf("explain %s: %v", c.name, err)
+				}
+				if !slices.ContainsFunc(strings.Split(c.index, "|"), func(index string) bool { return strings.Contains(plan, index) }) {
+					t.Errorf("SessionList(%s, %+v)\nplan:\n%s\nwant it to read %s", c.name, p, plan, c.index)
+				}
+				checkSessionPlan(t, c.name, plan, c.ordered)
+			}
+		}
+		q, args := store.EventListByObjectQuery(db, []string{"cs_x", "pay_x", "pay_y"})
+		plan, err := store.Explain(ctx, db, q, args...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(plan, "events_object") {
+			t.Errorf("EventListByObject plan:\n%s\nwant it to read events_object", plan)
+		}
+		checkSessionPlan(t, "EventListByObject", plan, false)
+	})
+}
+
+// checkSessionPlan fails when plan scans a table, or sorts where ordered
+// says the index must give the order.
+func checkSessionPlan(t *testing.T, what, plan string, ordered bool) {
+	t.Helper()
+	for _, bad := range []string{"SCAN sessions", "SCAN session_metadata", "SCAN m", "SCAN events", "SCAN payments", "Seq Scan"} {
+		if strings.Contains(plan, bad+"\n") || strings.HasSuffix(plan, bad) || strings.Contains(plan, bad+" ") {
+			t.Errorf("%s: the plan scans a table:\n%s", what, plan)
+		}
+	}
+	if ordered && (strings.Contains(plan, "TEMP B-TREE") || strings.Contains(plan, "Sort")) {
+		t.Errorf("%s: the plan sorts; want the index's order:\n%s", what, plan)
+	}
+}

@@ -80,6 +80,7 @@ func Exercise(t *testing.T, open func(t *testing.T) *store.DB) {
 	tests = append(tests, refundTests...)
 	tests = append(tests, disputeTests...)
 	tests = append(tests, paymentListTests...)
+	tests = append(tests, sessionListTests...)
 	tests = append(tests, accountTests...)
 	tests = append(tests, dashboardTests...)
 	tests = append(tests, listTests...)

@@ -27,9 +27,9 @@ CREATE INDEX payments_succeeded ON payments (store_id, mode, succeeded_at, curre
 CREATE INDEX refunds_succeeded ON refunds (store_id, mode, updated_at_ms, currency, amount, payment_id) WHERE status = 'succeeded';
 CREATE INDEX disputes_lost ON disputes (store_id, mode, closed_at_ms, currency, amount, fee) WHERE status = 'lost';
 CREATE INDEX sessions_completed ON sessions (store_id, mode, completed_at) WHERE completed_at IS NOT NULL;
--- The sessions list (migration 0024 of the Sessions page) makes the same
--- index; whichever runs first makes it.
-CREATE INDEX IF NOT EXISTS sessions_list ON sessions (store_id, mode, created_at, id);
+-- The sessions list's index (the Sessions page, migration 0026, reads it
+-- too).
+CREATE INDEX sessions_list ON sessions (store_id, mode, created_at, id);
 -- What needs attention on the home: the crypto refunds with the buyer's
 -- address, waiting for the merchant's payout or confirming it (few: they
 -- are paid within days).
