@@ -284,3 +284,39 @@ func TestMembersRoles(t *testing.T) {
 		}
 	})
 }
+
+// members invite prints the invitation's link, once; the link joins the
+// person invited, with the role.
+func TestMembersInvite(t *testing.T) {
+	db := newDatabase(t, "sqlite")
+	s := createStore(t, vars{}, db.flags, "--name", "Acme", "--currency", "USD")
+	out := mustCLI(t, vars{}, append([]string{"members", "invite", "--json", "--store", s.ID, "--email", "Bob@example.com", "--role", "support",
+		"--base-url", "https://dash.example.com/"}, db.flags...)...)
+	var inv struct {
+		Object, ID, Email, Role, URL string
+		ExpiresAt                    int64 `json:"expires_at"`
+		CreatedAt                    int64 `json:"created_at"`
+	}
+	decodeOne(t, out, &inv)
+	if inv.Object != "invitation" || !strings.HasPrefix(inv.ID, "inv_") || inv.Email != "bob@example.com" || inv.Role != "support" ||
+		!strings.HasPrefix(inv.URL, "https://dash.example.com/dashboard/invitation?token=") || inv.ExpiresAt-inv.CreatedAt != 7*24*3600 {
+		t.Errorf("members invite = %s", out)
+	}
+	human := mustCLI(t, vars{}, append([]string{"members", "invite", "--store", s.ID, "--email", "carl@example.com", "--role", "viewer"}, db.flags...)...)
+	if !strings.Contains(human, "http://127.0.0.1:8080/dashboard/invitation?token=") || !strings.Contains(human, "works once") {
+		t.Errorf("members invite printed %q", human)
+	}
+	for _, tt := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--store", s.ID, "--email", "bob@example.com"}, "--role"},
+		{[]string{"--store", s.ID, "--email", "bob", "--role", "viewer"}, "email"},
+		{[]string{"--store", s.ID, "--email", "bob@example.com", "--role", "owner"}, "role must be one of"},
+		{[]string{"--store", checkout.NewStoreID(), "--email", "bob@example.com", "--role", "viewer"}, "No such store"},
+	} {
+		if _, _, err := cli(t, vars{}, append(append([]string{"members", "invite"}, db.flags...), tt.args...)...); err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("members invite %s = %v; want an error naming %q", strings.Join(tt.args, " "), err, tt.want)
+		}
+	}
+}

@@ -76,6 +76,7 @@ func TestEveryAdminCommandPrintsOneJSONObject(t *testing.T) {
 		one("members", "list", "--store", ids.store)
 		one("members", "role", "--store", ids.store, "--email", "bob@example.com", "--role", "support")
 		one("members", "remove", "--store", ids.store, "--email", "bob@example.com")
+		one("members", "invite", "--store", ids.store, "--email", "carl@example.com", "--role", "developer")
 		one("stores", "dispute-fee", "--store", ids.store, "--fee", "2000")
 		paid := paidPayment(t, db, "4242424242424242")
 		one("payments", "get", paid)

@@ -6,7 +6,7 @@ package dashboard_test
 // phone-sized screen. The whole application (app.New) serves them on a real
 // database, both kinds, with a fake clock for the service and the key cache.
 //
-// go test ./internal/dashboard -run 'TestBrowser(MerchantJourney|Webhooks|CryptoKeys|Payments|Refunds|Disputes)/sqlite' -update-screenshots
+// go test ./internal/dashboard -run 'TestBrowser(MerchantJourney|Webhooks|CryptoKeys|Payments|Refunds|Disputes|TeamSupportRefunds)/sqlite' -update-screenshots
 // regenerates docs/screenshots/dashboard-*.png from these very tests
 // (docs/dashboard.md, Screenshots).
 

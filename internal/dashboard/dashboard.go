@@ -42,7 +42,16 @@ const (
 	pathHome   = "/dashboard/"
 	pathSignIn = "/dashboard/signin"
 	pathSetup  = "/dashboard/setup"
+	// pathInvitation?token=T opens an invitation to a store's team.
+	pathInvitation = "/dashboard/invitation"
 )
+
+// InvitationURL is the link of an invitation's token on the dashboard
+// served at baseURL, as the Team page and checkoutd members invite show
+// it.
+func InvitationURL(baseURL, token string) string {
+	return strings.TrimSuffix(baseURL, "/") + pathInvitation + "?token=" + url.QueryEscape(token)
+}
 
 // Dashboard serves the merchant dashboard.
 type Dashboard struct {

@@ -47,6 +47,8 @@ var accountRoutes = []string{
 	"GET /dashboard/setup", "POST /dashboard/setup", "GET /dashboard/signin", "POST /dashboard/signin", "POST /dashboard/signout",
 	"GET /dashboard/stores/new", "POST /dashboard/stores/new",
 	"GET /dashboard/stores/{store}/{$}", // a redirect to the store's test mode, which decides
+	// An invitation's link, which decides by its token (team_test.go).
+	"GET /dashboard/invitation", "POST /dashboard/invitation", "POST /dashboard/invitation/accept",
 }
 
 // matrixRequest is one request of the role matrix: a route of a store, the
@@ -121,7 +123,12 @@ func roleMatrix(ids map[string]string) []matrixRequest {
 		{"GET " + s + "developers/deliveries", nil, nil, checkout.ActionViewWebhooks},
 		{"GET " + s + "developers/deliveries/{id}", dl, nil, checkout.ActionViewWebhooks},
 		{"POST " + s + "developers/deliveries/{id}/resend", dl, nil, checkout.ActionManageWebhooks},
+		{"GET " + s + "team", nil, nil, checkout.ActionViewMembers},
+		{"POST " + s + "team/invite", nil, f("email", "invited@example.com", "role", "viewer"), checkout.ActionManageMembers},
+		{"POST " + s + "team/members/{account}/{action}", v("account", ids["extra"], "action", "role"), f("role", "viewer"), checkout.ActionManageMembers},
+		{"POST " + s + "team/invitations/{id}/revoke", v("id", ids["invitation"]), nil, checkout.ActionManageMembers},
 		// Last: they take away what the requests above use.
+		{"POST " + s + "team/members/{account}/{action}", v("account", ids["extra"], "action", "remove"), nil, checkout.ActionManageMembers},
 		{"POST " + s + "developers/webhooks/{id}/delete", ep, nil, checkout.ActionManageWebhooks},
 		{"POST " + s + "developers/keys/{id}/revoke", key, nil, checkout.ActionManageKeys},
 	}
@@ -179,7 +186,15 @@ func TestRoleMatrix(t *testing.T) {
 			t.Fatal(err)
 		}
 		deliver(t, e.app)
-		ids := map[string]string{"payment": p.ID, "refund": "re_" + strings.Repeat("0", 32), "key": keys[0].ID, "event": ev.ID,
+		extra := e.account("extra@example.com")
+		if _, _, err := e.svc.AddMember(ctx, m.ID, extra.Email, checkout.RoleViewer); err != nil {
+			t.Fatal(err)
+		}
+		inv, _, err := e.svc.InviteMember(ctx, m.ID, "later@example.com", checkout.RoleSupport)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids := map[string]string{"extra": extra.ID, "invitation": inv.ID, "payment": p.ID, "refund": "re_" + strings.Repeat("0", 32), "key": keys[0].ID, "event": ev.ID,
 			"log": logID, "endpoint": ep.ID, "delivery": dl.ID}
 
 		// Who tries: ann, who made the store (an administrator), a member
@@ -321,6 +336,9 @@ var shownFor = []struct {
 	{`>Retry all failed</button>`, checkout.ActionManageWebhooks},
 	{`>Resend</button>`, checkout.ActionManageWebhooks},
 	{`<form method="post" action="/dashboard/stores/STORE/test/settings"`, checkout.ActionManageSettings},
+	{`>Create invitation link</button>`, checkout.ActionManageMembers},
+	{`/team/members/`, checkout.ActionManageMembers},
+	{`/team/invitations/`, checkout.ActionManageMembers},
 }
 
 // wantHidden checks that a page shows a role none of shownFor's entries

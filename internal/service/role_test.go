@@ -213,6 +213,11 @@ func TestRoleChangeCountsAtOnce(t *testing.T) {
 		if _, err := f.svc.ListAPIKeys(bob, sc); err != nil {
 			t.Fatalf("ListAPIKeys as a developer = %v", err)
 		}
+		bobAccount, _ := db.AccountGetByEmail(context.Background(), "bob@example.com")
+		_, err := f.svc.UpdateStore(context.Background(), bobAccount.ID, f.m.ID, checkout.MerchantParams{Name: "Bob's now", Currency: "USD"})
+		if !checkout.IsCode(err, checkout.EPermissionDenied) {
+			t.Errorf("UpdateStore by a developer = %v; want permission_denied", err)
+		}
 		if _, err := f.svc.SetMemberRole(context.Background(), f.m.ID, "bob@example.com", checkout.RoleSupport); err != nil {
 			t.Fatal(err)
 		}
