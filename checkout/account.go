@@ -21,12 +21,16 @@ type Account struct {
 	CreatedAt    time.Time
 }
 
-// Membership gives an account access to a store. A store may have several
-// accounts and an account several stores.
+// Membership gives an account access to a store, with a role that says
+// what it may do there (role.go). A store may have several accounts and an
+// account several stores.
 type Membership struct {
 	AccountID  string
 	MerchantID string
+	Role       Role
 	CreatedAt  time.Time
+	// Email is the account's, filled by the lists of a store's members.
+	Email string
 }
 
 // NormalizeEmail returns an email address as accounts store and look it

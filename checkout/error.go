@@ -74,6 +74,18 @@ const (
 	// ESetupTokenInvalid: a setup link that is unknown, used or expired, or
 	// there is an account already.
 	ESetupTokenInvalid = "setup_token_invalid"
+	// EMemberNotFound: the account named is not a member of the store
+	// (param member).
+	EMemberNotFound = "member_not_found"
+	// ELastAdministrator: the change would leave the store without an
+	// administrator.
+	ELastAdministrator = "last_administrator"
+	// EMemberExists: the email invited is a member of the store already
+	// (param email).
+	EMemberExists = "member_exists"
+	// EInvitationInvalid: an invitation link that is unknown, used,
+	// revoked or expired, or for another email than the account's.
+	EInvitationInvalid = "invitation_invalid"
 )
 
 // Error is the one error type of checkoutd. Code is one of the E* constants;

@@ -36,6 +36,15 @@ type Store interface {
 	MembershipGet(ctx context.Context, accountID, merchantID string) (*Membership, error)
 	// MembershipList returns an account's memberships, oldest first.
 	MembershipList(ctx context.Context, accountID string) ([]*Membership, error)
+	// InvitationGetByHash finds an invitation by its token's hash;
+	// not_found when none has it.
+	InvitationGetByHash(ctx context.Context, tokenHash string) (*Invitation, error)
+	// InvitationListPending returns a store's invitations whose links work
+	// at now, newest first.
+	InvitationListPending(ctx context.Context, merchantID string, now time.Time) ([]*Invitation, error)
+	// MembershipListByStore returns a store's members with their emails,
+	// oldest first.
+	MembershipListByStore(ctx context.Context, merchantID string) ([]*Membership, error)
 	// AccountsExist reports whether there is any account at all.
 	AccountsExist(ctx context.Context) (bool, error)
 	// DashboardSessionGet fails with not_found when there is no session
@@ -250,6 +259,26 @@ type Tx interface {
 	// MembershipInsert fails with conflict when the account is a member of
 	// the store already.
 	MembershipInsert(ctx context.Context, m *Membership) error
+	// MembershipListForUpdate returns a store's members, oldest first,
+	// locking them until the transaction ends: a change that must leave
+	// the store an administrator sees every other change made at once.
+	MembershipListForUpdate(ctx context.Context, merchantID string) ([]*Membership, error)
+	// MembershipSetRole changes a member's role; not_found when the
+	// account is not a member of the store.
+	MembershipSetRole(ctx context.Context, accountID, merchantID string, r Role) error
+	// MembershipDelete removes a member from a store; not_found when the
+	// account is not a member of it.
+	MembershipDelete(ctx context.Context, accountID, merchantID string) error
+	// InvitationInsert stores a new invitation.
+	InvitationInsert(ctx context.Context, inv *Invitation) error
+	// InvitationAccept marks an invitation used by an account at t, if its
+	// link still works then: not_found when it does not (used, revoked,
+	// expired or unknown), so that of two accepting at once exactly one
+	// succeeds.
+	InvitationAccept(ctx context.Context, id, accountID string, t time.Time) error
+	// InvitationRevoke takes back a store's pending invitation at t;
+	// not_found when the store has no such invitation still pending.
+	InvitationRevoke(ctx context.Context, id, merchantID string, t time.Time) error
 	// DashboardSessionInsert fails with conflict when the id is taken.
 	DashboardSessionInsert(ctx context.Context, ds *DashboardSession) error
 	// DashboardSessionTouch sets a session's last_seen_at; not_found when

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"maps"
 	"regexp"
 	"strings"
 	"testing"
@@ -33,6 +34,7 @@ type membershipOut struct {
 	AccountID string `json:"account_id"`
 	Email     string `json:"email"`
 	StoreID   string `json:"store_id"`
+	Role      string `json:"role"`
 	CreatedAt int64  `json:"created_at"`
 }
 
@@ -154,7 +156,7 @@ func TestMembersAdd(t *testing.T) {
 			return m
 		}
 		m := add("--store", s.ID, "--email", "Ann@example.com")
-		want := membershipOut{Object: "membership", AccountID: a.ID, Email: "ann@example.com", StoreID: s.ID, CreatedAt: m.CreatedAt}
+		want := membershipOut{Object: "membership", AccountID: a.ID, Email: "ann@example.com", StoreID: s.ID, Role: "administrator", CreatedAt: m.CreatedAt}
 		if m != want || m.CreatedAt == 0 {
 			t.Errorf("members add = %+v; want %+v", m, want)
 		}
@@ -184,6 +186,7 @@ func TestMembersAddInvalid(t *testing.T) {
 		{[]string{"--email", "ann@example.com"}, "store"},
 		{[]string{"--store", s.ID, "--email", "bob@example.com"}, "No account has the email bob@example.com"},
 		{[]string{"--store", s.ID}, "email"},
+		{[]string{"--store", s.ID, "--email", "ann@example.com", "--role", "owner"}, "role must be one of administrator, developer, support, viewer"},
 	}
 	for _, tt := range tests {
 		out, _, err := cli(t, vars{}, append(append([]string{"members", "add", "--json"}, db.flags...), tt.args...)...)
@@ -192,6 +195,128 @@ func TestMembersAddInvalid(t *testing.T) {
 		}
 		if exitCode(err) != 1 || out != "" {
 			t.Errorf("checkoutd members add %s: exit code %d, stdout %q; want 1 and nothing", strings.Join(tt.args, " "), exitCode(err), out)
+		}
+	}
+}
+
+// members list, role and remove: roles as given, a role changed, a member
+// removed, and a store never left without an administrator.
+func TestMembersRoles(t *testing.T) {
+	eachDatabase(t, func(t *testing.T, db database) {
+		s := createStore(t, vars{}, db.flags, "--name", "Acme", "--currency", "USD")
+		ann := createAccount(t, db.flags, "ann@example.com", testPassword+"\n")
+		bob := createAccount(t, db.flags, "bob@example.com", testPassword+"\n")
+		run := func(args ...string) (string, error) {
+			t.Helper()
+			out, _, err := cli(t, vars{}, append(append([]string{"members"}, args...), db.flags...)...)
+			return out, err
+		}
+		one := func(args ...string) membershipOut {
+			t.Helper()
+			out, err := run(append(args, "--json")...)
+			if err != nil {
+				t.Fatalf("members %s = %v", strings.Join(args, " "), err)
+			}
+			var m membershipOut
+			decodeOne(t, out, &m)
+			return m
+		}
+		if out, err := run("list", "--store", s.ID); err != nil || !strings.Contains(out, "no members") {
+			t.Errorf("members list of a store without members = %q, %v", out, err)
+		}
+		one("add", "--store", s.ID, "--email", "ann@example.com")
+		if m := one("add", "--store", s.ID, "--email", "bob@example.com", "--role", "Viewer"); m.Role != "viewer" || m.AccountID != bob.ID {
+			t.Errorf("members add --role Viewer = %+v; want bob a viewer", m)
+		}
+		out, err := run("list", "--store", s.ID, "--json")
+		var list struct {
+			Object string          `json:"object"`
+			Data   []membershipOut `json:"data"`
+		}
+		decodeOne(t, out, &list)
+		roles := map[string]string{}
+		for _, m := range list.Data {
+			roles[m.Email+" "+m.AccountID] = m.Role
+		}
+		want := map[string]string{"ann@example.com " + ann.ID: "administrator", "bob@example.com " + bob.ID: "viewer"}
+		if err != nil || list.Object != "list" || !maps.Equal(roles, want) {
+			t.Errorf("members list = %+v, %v; want %v", list, err, want)
+		}
+		if human, _ := run("list", "--store", s.ID); !strings.Contains(human, "bob@example.com") || !strings.Contains(human, "viewer") {
+			t.Errorf("members list printed %q", human)
+		}
+
+		// The last administrator keeps the role, and the store.
+		for _, args := range [][]string{
+			{"role", "--store", s.ID, "--email", "ann@example.com", "--role", "developer"},
+			{"remove", "--store", s.ID, "--email", "ann@example.com"},
+		} {
+			if _, err := run(args...); err == nil || !strings.Contains(err.Error(), "last administrator") {
+				t.Errorf("members %s = %v; want the last administrator kept", strings.Join(args, " "), err)
+			}
+		}
+		if m := one("role", "--store", s.ID, "--email", bob.ID, "--role", "administrator"); m.Role != "administrator" {
+			t.Errorf("members role (by account id) = %+v", m)
+		}
+		if m := one("role", "--store", s.ID, "--email", "ann@example.com", "--role", "support"); m.Role != "support" || m.AccountID != ann.ID {
+			t.Errorf("members role = %+v; want ann support", m)
+		}
+		out, err = run("remove", "--store", s.ID, "--email", "ann@example.com", "--json")
+		if err != nil || !strings.Contains(out, `"removed":true`) {
+			t.Errorf("members remove = %q, %v", out, err)
+		}
+		if _, err := db.open(t).MembershipGet(context.Background(), ann.ID, s.ID); !checkout.IsCode(err, checkout.ENotFound) {
+			t.Errorf("ann's membership after members remove: %v; want none", err)
+		}
+		for _, tt := range []struct {
+			args []string
+			want string
+		}{
+			{[]string{"remove", "--store", s.ID, "--email", "ann@example.com"}, "No member of this store is ann@example.com"},
+			{[]string{"role", "--store", s.ID, "--email", "bob@example.com"}, "--role"},
+			{[]string{"role", "--store", s.ID, "--email", "bob@example.com", "--role", "owner"}, "role must be one of"},
+			{[]string{"remove", "--store", checkout.NewStoreID(), "--email", "bob@example.com"}, "No such store"},
+			{[]string{"list"}, "--store"},
+		} {
+			if _, err := run(tt.args...); err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("members %s = %v; want an error naming %q", strings.Join(tt.args, " "), err, tt.want)
+			}
+		}
+	})
+}
+
+// members invite prints the invitation's link, once; the link joins the
+// person invited, with the role.
+func TestMembersInvite(t *testing.T) {
+	db := newDatabase(t, "sqlite")
+	s := createStore(t, vars{}, db.flags, "--name", "Acme", "--currency", "USD")
+	out := mustCLI(t, vars{}, append([]string{"members", "invite", "--json", "--store", s.ID, "--email", "Bob@example.com", "--role", "support",
+		"--base-url", "https://dash.example.com/"}, db.flags...)...)
+	var inv struct {
+		Object, ID, Email, Role, URL string
+		ExpiresAt                    int64 `json:"expires_at"`
+		CreatedAt                    int64 `json:"created_at"`
+	}
+	decodeOne(t, out, &inv)
+	if inv.Object != "invitation" || !strings.HasPrefix(inv.ID, "inv_") || inv.Email != "bob@example.com" || inv.Role != "support" ||
+		!strings.HasPrefix(inv.URL, "https://dash.example.com/dashboard/invitation?token=") || inv.ExpiresAt-inv.CreatedAt != 7*24*3600 {
+		t.Errorf("members invite = %s", out)
+	}
+	human := mustCLI(t, vars{}, append([]string{"members", "invite", "--store", s.ID, "--email", "carl@example.com", "--role", "viewer"}, db.flags...)...)
+	if !strings.Contains(human, "http://127.0.0.1:8080/dashboard/invitation?token=") || !strings.Contains(human, "works once") {
+		t.Errorf("members invite printed %q", human)
+	}
+	for _, tt := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--store", s.ID, "--email", "bob@example.com"}, "--role"},
+		{[]string{"--store", s.ID, "--email", "bob", "--role", "viewer"}, "email"},
+		{[]string{"--store", s.ID, "--email", "bob@example.com", "--role", "owner"}, "role must be one of"},
+		{[]string{"--store", checkout.NewStoreID(), "--email", "bob@example.com", "--role", "viewer"}, "No such store"},
+	} {
+		if _, _, err := cli(t, vars{}, append(append([]string{"members", "invite"}, db.flags...), tt.args...)...); err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("members invite %s = %v; want an error naming %q", strings.Join(tt.args, " "), err, tt.want)
 		}
 	}
 }

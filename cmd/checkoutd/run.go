@@ -53,7 +53,7 @@ func commands() []command {
 		{"stores", "create and list stores (create, list)", storesCmd},
 		{"keys", "create, list and revoke API keys (create, list, revoke)", keysCmd},
 		{"accounts", "create dashboard accounts (create)", accountsCmd},
-		{"members", "give accounts access to stores in the dashboard (add)", membersCmd},
+		{"members", "the team of a store in the dashboard, with roles (list, add, role, remove, invite)", membersCmd},
 		{"payments", "look at payments and refund them (get, refund, cancel-refund, simulate-payout)", paymentsCmd},
 		{"export", "write a store's payments or sessions of a range of days as CSV (payments, sessions)", exportCmd},
 		{"disputes", "look at disputes and answer them with evidence (list, get, answer)", disputesCmd},

@@ -6,7 +6,7 @@ package dashboard_test
 // phone-sized screen. The whole application (app.New) serves them on a real
 // database, both kinds, with a fake clock for the service and the key cache.
 //
-// go test ./internal/dashboard -run 'TestBrowser(MerchantJourney|Webhooks|CryptoKeys|Payments|Refunds|Disputes|Security)/sqlite' -update-screenshots
+// go test ./internal/dashboard -run 'TestBrowser(MerchantJourney|Webhooks|CryptoKeys|Payments|Refunds|Disputes|Security|TeamSupportRefunds)/sqlite' -update-screenshots
 // regenerates docs/screenshots/dashboard-*.png from these very tests
 // (docs/dashboard.md, Screenshots).
 
@@ -645,7 +645,7 @@ func TestBrowserPhoneSizedScreen(t *testing.T) {
 		fits("home")
 		base := "/dashboard/stores/" + m.ID + "/test/"
 		for _, section := range []string{"", "developers/keys", "developers/webhooks", "developers/webhooks/new", "developers/deliveries",
-			"developers/events", "developers/logs", "settings"} {
+			"developers/events", "developers/logs", "settings", "team"} {
 			e.open(base + section)
 			e.at(base + section)
 			fits(base + section)
@@ -674,6 +674,16 @@ func TestBrowserPhoneSizedScreen(t *testing.T) {
 		e.open("/dashboard/stores/new")
 		e.at("/dashboard/stores/new")
 		fits("the store form")
+
+		// An invitation's link, long, shown on the Team page.
+		e.open(base + "team")
+		e.fill("Email", "sue.long-name@order-fulfilment.acme-games.example.com")
+		e.press("Create invitation link")
+		e.WaitFor(`document.getElementById("invitation-url") !== null`)
+		fits("the team page with an invitation's link")
+		if right := browsertest.Eval[float64](e.Page, `document.getElementById("invitation-url").getBoundingClientRect().right`); right > 375 {
+			t.Errorf("the invitation's link ends at %vpx, off a 375px screen", right)
+		}
 
 		// The header's menus, open, stay on the screen.
 		e.open(base)

@@ -69,7 +69,7 @@ type cryptoRemoveView struct {
 
 // HandleCrypto serves GET .../settings/crypto.
 func (d *Dashboard) HandleCrypto() http.Handler {
-	return d.storePage(func(w http.ResponseWriter, r *http.Request, s *scope) {
+	return d.storePage(checkout.ActionViewSettings, func(w http.ResponseWriter, r *http.Request, s *scope) {
 		if !s.mode.Live() {
 			d.render(w, r, http.StatusOK, "crypto-test", s.layout("Crypto", sectionCrypto))
 			return
@@ -96,7 +96,7 @@ func (d *Dashboard) HandleCrypto() http.Handler {
 // HandleSetCrypto serves POST .../settings/crypto: sets the store's key for
 // a coin, then shows its first address.
 func (d *Dashboard) HandleSetCrypto() http.Handler {
-	return d.storeAction(func(w http.ResponseWriter, r *http.Request, s *scope) {
+	return d.storeAction(checkout.ActionManageSettings, func(w http.ResponseWriter, r *http.Request, s *scope) {
 		if !s.mode.Live() {
 			d.notFound(w, r, s.user)
 			return
@@ -158,7 +158,7 @@ func cryptoFieldErrors(err error, f cryptoForm) (map[string]string, bool) {
 // HandleRemoveCryptoPage serves GET .../settings/crypto/{coin}/remove: the
 // confirmation.
 func (d *Dashboard) HandleRemoveCryptoPage() http.Handler {
-	return d.storePage(func(w http.ResponseWriter, r *http.Request, s *scope) {
+	return d.storePage(checkout.ActionManageSettings, func(w http.ResponseWriter, r *http.Request, s *scope) {
 		c, ok := d.cryptoCoinWithKey(w, r, s)
 		if !ok {
 			return
@@ -169,7 +169,7 @@ func (d *Dashboard) HandleRemoveCryptoPage() http.Handler {
 
 // HandleRemoveCrypto serves POST .../settings/crypto/{coin}/remove.
 func (d *Dashboard) HandleRemoveCrypto() http.Handler {
-	return d.storeAction(func(w http.ResponseWriter, r *http.Request, s *scope) {
+	return d.storeAction(checkout.ActionManageSettings, func(w http.ResponseWriter, r *http.Request, s *scope) {
 		c, ok := d.cryptoCoinWithKey(w, r, s)
 		if !ok {
 			return

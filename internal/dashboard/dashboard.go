@@ -42,7 +42,16 @@ const (
 	pathHome   = "/dashboard/"
 	pathSignIn = "/dashboard/signin"
 	pathSetup  = "/dashboard/setup"
+	// pathInvitation?token=T opens an invitation to a store's team.
+	pathInvitation = "/dashboard/invitation"
 )
+
+// InvitationURL is the link of an invitation's token on the dashboard
+// served at baseURL, as the Team page and checkoutd members invite show
+// it.
+func InvitationURL(baseURL, token string) string {
+	return strings.TrimSuffix(baseURL, "/") + pathInvitation + "?token=" + url.QueryEscape(token)
+}
 
 // Dashboard serves the merchant dashboard.
 type Dashboard struct {
@@ -130,8 +139,15 @@ func (d *Dashboard) page(h func(w http.ResponseWriter, r *http.Request, u *user)
 		if !ok {
 			return
 		}
-		h(w, r, u)
+		h(w, asAccount(r, u), u)
 	})
+}
+
+// asAccount is r with the signed-in account named in its context: every
+// service function it calls then works within the account's role in the
+// store (service.AsAccount).
+func asAccount(r *http.Request, u *user) *http.Request {
+	return r.WithContext(service.AsAccount(r.Context(), u.account.ID))
 }
 
 // action wraps a signed-in form post: cross-origin protection, a body of
@@ -154,7 +170,7 @@ func (d *Dashboard) actionUpTo(limit int64, h func(w http.ResponseWriter, r *htt
 			d.renderError(w, r, http.StatusForbidden, "This form has expired. Go back, reload the page and try again.")
 			return
 		}
-		h(w, r.WithContext(service.WithOrigin(r.Context(), originOf(r, u.account))), u)
+		h(w, asAccount(r.WithContext(service.WithOrigin(r.Context(), originOf(r, u.account))), u), u)
 	}))
 }
 
@@ -281,7 +297,15 @@ type Layout struct {
 	// page's list, for a page of one object (which exists in one store and
 	// mode only), or a page outside Section's path.
 	Here string
+	// Role is the account's role in Store: the page shows what it may do
+	// (May), and hides the rest. Hiding is not the check: the service
+	// refuses what the role does not allow, whatever is sent.
+	Role checkout.Role
 }
+
+// May reports whether the page's role may do an action (a
+// checkout.Action's name: "refunds.write").
+func (l Layout) May(action string) bool { return l.Role.May(checkout.Action(action)) }
 
 type signInView struct {
 	Layout
@@ -458,6 +482,15 @@ func (d *Dashboard) layout(title string, u *user) Layout {
 // fail renders a generic error page; the detail goes to the log under the
 // request id.
 func (d *Dashboard) fail(w http.ResponseWriter, r *http.Request, err error) {
+	if checkout.IsCode(err, checkout.EPermissionDenied) {
+		d.renderError(w, r, http.StatusForbidden, checkout.ErrorMessage(err))
+		return
+	}
+	if checkout.IsCode(err, checkout.EStoreNotFound) {
+		// The account was removed from the store since the page began.
+		d.renderError(w, r, http.StatusNotFound, "There is no such page.")
+		return
+	}
 	if checkout.IsCode(err, checkout.EUnavailable) {
 		w.Header().Set("Retry-After", "5")
 		d.renderError(w, r, http.StatusServiceUnavailable, "The dashboard is unavailable for a moment. Try again shortly.")

@@ -239,7 +239,7 @@ func TestSignInCookie(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				if _, _, err := e.svc.AddMember(context.Background(), m.ID, a.Email); err != nil {
+				if _, _, err := e.svc.AddMember(context.Background(), m.ID, a.Email, checkout.RoleAdministrator); err != nil {
 					t.Fatal(err)
 				}
 				// A planted session cookie is replaced (no fixation).

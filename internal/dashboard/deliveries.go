@@ -36,7 +36,7 @@ type deliveryView struct {
 
 // HandleDeliveries serves GET .../developers/deliveries.
 func (d *Dashboard) HandleDeliveries() http.Handler {
-	return d.storePage(func(w http.ResponseWriter, r *http.Request, s *scope) {
+	return d.storePage(checkout.ActionViewWebhooks, func(w http.ResponseWriter, r *http.Request, s *scope) {
 		q := r.URL.Query()
 		v := deliveriesView{Layout: s.layout("Deliveries", sectionWebhooks), Errors: map[string]string{},
 			Statuses: checkout.DeliveryStatuses, Types: checkout.EventTypes,
@@ -84,7 +84,7 @@ func (d *Dashboard) HandleDeliveries() http.Handler {
 
 // HandleDelivery serves GET .../developers/deliveries/{id}.
 func (d *Dashboard) HandleDelivery() http.Handler {
-	return d.storePage(func(w http.ResponseWriter, r *http.Request, s *scope) {
+	return d.storePage(checkout.ActionViewWebhooks, func(w http.ResponseWriter, r *http.Request, s *scope) {
 		d.renderDelivery(w, r, s, http.StatusOK, r.PathValue("id"), noticeOf(r), "")
 	})
 }
@@ -115,7 +115,7 @@ func (d *Dashboard) renderDelivery(w http.ResponseWriter, r *http.Request, s *sc
 // HandleResend serves POST .../developers/deliveries/{id}/resend: a new
 // delivery of the same event to the same endpoint.
 func (d *Dashboard) HandleResend() http.Handler {
-	return d.storeAction(func(w http.ResponseWriter, r *http.Request, s *scope) {
+	return d.storeAction(checkout.ActionManageWebhooks, func(w http.ResponseWriter, r *http.Request, s *scope) {
 		nd, err := d.svc.ResendIn(r.Context(), s.checkoutScope(), r.PathValue("id"))
 		if checkout.IsCode(err, checkout.EValidationFailed) {
 			d.renderDelivery(w, r, s, http.StatusBadRequest, r.PathValue("id"), "", sentence(checkout.ErrorMessage(err)))

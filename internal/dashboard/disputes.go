@@ -304,7 +304,7 @@ func (d *Dashboard) paymentDispute(w http.ResponseWriter, r *http.Request, s *sc
 // Nothing is sent here. The confirmation's Back posts here too (back=1),
 // and is answered with the form as it was filled in.
 func (d *Dashboard) HandleDisputeReview() http.Handler {
-	return d.storeActionUpTo(maxEvidenceFormBytes, func(w http.ResponseWriter, r *http.Request, s *scope) {
+	return d.storeActionUpTo(checkout.ActionAnswerDispute, maxEvidenceFormBytes, func(w http.ResponseWriter, r *http.Request, s *scope) {
 		p, dp, ok := d.paymentDispute(w, r, s)
 		if !ok {
 			return
@@ -340,7 +340,7 @@ func (d *Dashboard) HandleDisputeReview() http.Handler {
 // evidence, sent by the same account, it goes to the same page; otherwise,
 // as any refusal, it is the payment's page saying why nothing was sent.
 func (d *Dashboard) HandleDisputeEvidence() http.Handler {
-	return d.storeActionUpTo(maxEvidenceFormBytes, func(w http.ResponseWriter, r *http.Request, s *scope) {
+	return d.storeActionUpTo(checkout.ActionAnswerDispute, maxEvidenceFormBytes, func(w http.ResponseWriter, r *http.Request, s *scope) {
 		p, dp, ok := d.paymentDispute(w, r, s)
 		if !ok {
 			return

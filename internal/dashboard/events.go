@@ -36,7 +36,7 @@ type eventView struct {
 
 // HandleEvents serves GET .../developers/events.
 func (d *Dashboard) HandleEvents() http.Handler {
-	return d.storePage(func(w http.ResponseWriter, r *http.Request, s *scope) {
+	return d.storePage(checkout.ActionViewEvents, func(w http.ResponseWriter, r *http.Request, s *scope) {
 		q := r.URL.Query()
 		v := eventsView{Layout: s.layout("Events", sectionEvents), Types: checkout.EventTypes, Errors: map[string]string{},
 			Filter: eventFilter{Type: q.Get("type"), From: q.Get("from"), To: q.Get("to")}}
@@ -67,7 +67,7 @@ func (d *Dashboard) HandleEvents() http.Handler {
 
 // HandleEvent serves GET .../developers/events/{id}.
 func (d *Dashboard) HandleEvent() http.Handler {
-	return d.storePage(func(w http.ResponseWriter, r *http.Request, s *scope) {
+	return d.storePage(checkout.ActionViewEvents, func(w http.ResponseWriter, r *http.Request, s *scope) {
 		e, err := d.svc.EventIn(r.Context(), s.checkoutScope(), r.PathValue("id"))
 		if err != nil {
 			d.failOrNotFound(w, r, s, err)

@@ -242,7 +242,7 @@ func (c *csvResponse) Flush() error {
 // connection is reset), so a browser shows the download failed rather than
 // a file that looks whole.
 func (d *Dashboard) HandleExport() http.Handler {
-	return d.storePage(func(w http.ResponseWriter, r *http.Request, s *scope) {
+	return d.storePage(checkout.ActionViewPayments, func(w http.ResponseWriter, r *http.Request, s *scope) {
 		what := strings.TrimSuffix(r.PathValue("file"), ".csv")
 		run := map[string]func(context.Context, checkout.Scope, service.HomeRange, io.Writer) error{
 			"sessions": d.svc.ExportSessions, "payments": d.svc.ExportPayments}[what]

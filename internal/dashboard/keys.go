@@ -45,7 +45,7 @@ const sectionKeys = "developers/keys"
 
 // HandleKeys serves GET .../developers/keys.
 func (d *Dashboard) HandleKeys() http.Handler {
-	return d.storePage(func(w http.ResponseWriter, r *http.Request, s *scope) {
+	return d.storePage(checkout.ActionViewKeys, func(w http.ResponseWriter, r *http.Request, s *scope) {
 		var revoked string
 		if id := r.URL.Query().Get("revoked"); id != "" {
 			if k, err := d.keyIn(r, s, id); err == nil {
@@ -68,7 +68,7 @@ func (d *Dashboard) renderKeys(w http.ResponseWriter, r *http.Request, s *scope,
 // HandleCreateKey serves POST .../developers/keys: the new key's secret,
 // shown once.
 func (d *Dashboard) HandleCreateKey() http.Handler {
-	return d.storeAction(func(w http.ResponseWriter, r *http.Request, s *scope) {
+	return d.storeAction(checkout.ActionManageKeys, func(w http.ResponseWriter, r *http.Request, s *scope) {
 		f := keyForm{Name: r.PostFormValue("name"), Type: r.PostFormValue("type"), Permissions: r.PostForm["permissions"]}
 		perms := make([]checkout.Permission, len(f.Permissions))
 		for i, p := range f.Permissions {
@@ -97,7 +97,7 @@ func (d *Dashboard) HandleCreateKey() http.Handler {
 // HandleRevokeKeyPage serves GET .../developers/keys/{id}/revoke: the
 // confirmation.
 func (d *Dashboard) HandleRevokeKeyPage() http.Handler {
-	return d.storePage(func(w http.ResponseWriter, r *http.Request, s *scope) {
+	return d.storePage(checkout.ActionManageKeys, func(w http.ResponseWriter, r *http.Request, s *scope) {
 		k, err := d.keyIn(r, s, r.PathValue("id"))
 		if err != nil {
 			d.failOrNotFound(w, r, s, err)
@@ -109,7 +109,7 @@ func (d *Dashboard) HandleRevokeKeyPage() http.Handler {
 
 // HandleRevokeKey serves POST .../developers/keys/{id}/revoke.
 func (d *Dashboard) HandleRevokeKey() http.Handler {
-	return d.storeAction(func(w http.ResponseWriter, r *http.Request, s *scope) {
+	return d.storeAction(checkout.ActionManageKeys, func(w http.ResponseWriter, r *http.Request, s *scope) {
 		k, err := d.svc.RevokeAPIKeyIn(r.Context(), s.checkoutScope(), r.PathValue("id"))
 		if err != nil {
 			d.failOrNotFound(w, r, s, err)

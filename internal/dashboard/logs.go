@@ -37,7 +37,7 @@ type logView struct {
 
 // HandleLogs serves GET .../developers/logs.
 func (d *Dashboard) HandleLogs() http.Handler {
-	return d.storePage(func(w http.ResponseWriter, r *http.Request, s *scope) {
+	return d.storePage(checkout.ActionViewLogs, func(w http.ResponseWriter, r *http.Request, s *scope) {
 		q := r.URL.Query()
 		v := logsView{Layout: s.layout("Logs", sectionLogs), Errors: map[string]string{}, Filter: logFilter{
 			RequestID: q.Get("request_id"), Status: q.Get("status"), Method: q.Get("method"), Route: q.Get("route"),
@@ -87,7 +87,7 @@ func (d *Dashboard) HandleLogs() http.Handler {
 
 // HandleLog serves GET .../developers/logs/{id}.
 func (d *Dashboard) HandleLog() http.Handler {
-	return d.storePage(func(w http.ResponseWriter, r *http.Request, s *scope) {
+	return d.storePage(checkout.ActionViewLogs, func(w http.ResponseWriter, r *http.Request, s *scope) {
 		l, err := d.svc.RequestLogIn(r.Context(), s.checkoutScope(), r.PathValue("id"))
 		if err != nil {
 			d.failOrNotFound(w, r, s, err)

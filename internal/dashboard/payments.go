@@ -129,7 +129,7 @@ func unixMilli(ms int64) time.Time {
 
 // HandlePayments serves GET .../payments.
 func (d *Dashboard) HandlePayments() http.Handler {
-	return d.storePage(func(w http.ResponseWriter, r *http.Request, s *scope) {
+	return d.storePage(checkout.ActionViewPayments, func(w http.ResponseWriter, r *http.Request, s *scope) {
 		q := r.URL.Query()
 		v := paymentsView{Layout: s.layout("Payments", sectionPayments), Show: q.Get("show"), Statuses: checkout.PaymentStatuses,
 			Errors: map[string]string{}}

@@ -216,7 +216,7 @@ type refundConfirmView struct {
 // it and the page tells its outcome; after evidence, ?evidence=sent says it
 // was sent.
 func (d *Dashboard) HandlePayment() http.Handler {
-	return d.storePage(func(w http.ResponseWriter, r *http.Request, s *scope) {
+	return d.storePage(checkout.ActionViewPayments, func(w http.ResponseWriter, r *http.Request, s *scope) {
 		p, err := d.svc.PaymentIn(r.Context(), s.checkoutScope(), r.PathValue("id"))
 		if err != nil {
 			d.failOrNotFound(w, r, s, err)
@@ -320,7 +320,7 @@ func refundBlockMessage(p *checkout.Payment, err error) string {
 // typed and the reason beside its field; any other is the confirmation.
 // Nothing is refunded here.
 func (d *Dashboard) HandleRefundPage() http.Handler {
-	return d.storePage(func(w http.ResponseWriter, r *http.Request, s *scope) {
+	return d.storePage(checkout.ActionRefund, func(w http.ResponseWriter, r *http.Request, s *scope) {
 		p, err := d.svc.PaymentIn(r.Context(), s.checkoutScope(), r.PathValue("id"))
 		if err != nil {
 			d.failOrNotFound(w, r, s, err)
@@ -379,7 +379,7 @@ func (d *Dashboard) checkRefund(p *checkout.Payment, f refundForm) (checkout.Ref
 // its link). A refusal is the payment's page with the form as confirmed
 // and the reason beside its field.
 func (d *Dashboard) HandleRefund() http.Handler {
-	return d.storeAction(func(w http.ResponseWriter, r *http.Request, s *scope) {
+	return d.storeAction(checkout.ActionRefund, func(w http.ResponseWriter, r *http.Request, s *scope) {
 		p, err := d.svc.PaymentIn(r.Context(), s.checkoutScope(), r.PathValue("id"))
 		if err != nil {
 			d.failOrNotFound(w, r, s, err)

@@ -94,7 +94,7 @@ func (c *cryptoRefundRow) Simulable() bool { return c.Test && c.Stage == checkou
 // goes to its payment's page, which says it was canceled. One canceled
 // already (a second click) goes there too.
 func (d *Dashboard) HandleCancelRefund() http.Handler {
-	return d.storeAction(func(w http.ResponseWriter, r *http.Request, s *scope) {
+	return d.storeAction(checkout.ActionRefund, func(w http.ResponseWriter, r *http.Request, s *scope) {
 		id := r.PathValue("id")
 		out, err := d.svc.CancelRefund(r.Context(), s.checkoutScope(), id)
 		if err != nil {
@@ -111,7 +111,7 @@ func (d *Dashboard) HandleCancelRefund() http.Handler {
 // page, where the payout confirms on the coin's timescale. A refund whose
 // payout was simulated already (a second click) goes there too.
 func (d *Dashboard) HandleSimulateRefundPayout() http.Handler {
-	return d.storeAction(func(w http.ResponseWriter, r *http.Request, s *scope) {
+	return d.storeAction(checkout.ActionRefund, func(w http.ResponseWriter, r *http.Request, s *scope) {
 		id := r.PathValue("id")
 		rf, err := d.svc.SimulateRefundPayout(r.Context(), s.checkoutScope(), id)
 		if checkout.IsCode(err, checkout.ERefundLinkClosed) && s.mode == checkout.ModeTest {

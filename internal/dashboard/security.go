@@ -28,7 +28,7 @@ type securityView struct {
 
 // HandleSecurity serves GET .../settings/security.
 func (d *Dashboard) HandleSecurity() http.Handler {
-	return d.storePage(func(w http.ResponseWriter, r *http.Request, s *scope) {
+	return d.storePage(checkout.ActionViewAudit, func(w http.ResponseWriter, r *http.Request, s *scope) {
 		q := r.URL.Query()
 		v := securityView{Layout: s.layout("Security", sectionSecurity), Errors: map[string]string{}, Actions: checkout.AuditActions,
 			Filter: auditFilter{Actor: q.Get("actor"), Action: q.Get("action"), From: q.Get("from"), To: q.Get("to")}}

@@ -42,7 +42,7 @@ type sessionRow struct {
 
 // HandleSessions serves GET .../sessions.
 func (d *Dashboard) HandleSessions() http.Handler {
-	return d.storePage(func(w http.ResponseWriter, r *http.Request, s *scope) {
+	return d.storePage(checkout.ActionViewPayments, func(w http.ResponseWriter, r *http.Request, s *scope) {
 		q := r.URL.Query()
 		v := sessionsView{Layout: s.layout("Sessions", sectionSessions), Statuses: service.SessionStatuses, Errors: map[string]string{},
 			Filter: sessionFilter{Q: q.Get("q"), Status: q.Get("status"), From: q.Get("from"), To: q.Get("to")}}
@@ -95,7 +95,7 @@ type metadataRow struct{ Key, Value string }
 
 // HandleSession serves GET .../sessions/{id}.
 func (d *Dashboard) HandleSession() http.Handler {
-	return d.storePage(func(w http.ResponseWriter, r *http.Request, s *scope) {
+	return d.storePage(checkout.ActionViewPayments, func(w http.ResponseWriter, r *http.Request, s *scope) {
 		det, err := d.svc.SessionIn(r.Context(), s.checkoutScope(), r.PathValue("id"))
 		if err != nil {
 			d.failOrNotFound(w, r, s, err)

@@ -18,6 +18,7 @@ import (
 type scope struct {
 	*user
 	store  *checkout.Merchant
+	role   checkout.Role // the account's in the store
 	mode   checkout.Mode
 	stores []*checkout.Merchant // the account's stores, for the switcher
 }
@@ -37,15 +38,18 @@ func (s *scope) checkoutScope() checkout.Scope {
 }
 
 // inStore wraps a store page: a signed-in account that is a member of the
-// store in the URL, in a mode that exists. Anything else is the same 404,
-// whether the store does not exist or belongs to others.
-func (d *Dashboard) inStore(w http.ResponseWriter, r *http.Request, u *user) (*scope, bool) {
+// store in the URL, in a mode that exists, whose role allows the page's
+// action. A store that does not exist and one the account is no member of
+// are the same 404; an action the role does not allow, a 403 naming it.
+// Every service function the page calls checks the role again: this
+// refuses a page at once, before it shows a form its post would fail.
+func (d *Dashboard) inStore(w http.ResponseWriter, r *http.Request, u *user, a checkout.Action) (*scope, bool) {
 	mode := checkout.Mode(r.PathValue("mode"))
 	if mode != checkout.ModeTest && mode != checkout.ModeLive {
 		d.notFound(w, r, u)
 		return nil, false
 	}
-	m, err := d.svc.StoreOf(r.Context(), u.account.ID, r.PathValue("store"))
+	m, ms, err := d.svc.Member(r.Context(), u.account.ID, r.PathValue("store"))
 	if checkout.IsCode(err, checkout.EStoreNotFound) {
 		d.notFound(w, r, u)
 		return nil, false
@@ -59,32 +63,49 @@ func (d *Dashboard) inStore(w http.ResponseWriter, r *http.Request, u *user) (*s
 		d.fail(w, r, err)
 		return nil, false
 	}
-	return &scope{user: u, store: m, mode: mode, stores: stores}, true
+	if !ms.Role.May(a) {
+		d.fail(w, r, checkout.Forbidden(ms.Role, a))
+		return nil, false
+	}
+	return &scope{user: u, store: m, role: ms.Role, mode: mode, stores: stores}, true
 }
 
-// storePage wraps a GET page of a store.
-func (d *Dashboard) storePage(h func(w http.ResponseWriter, r *http.Request, s *scope)) http.Handler {
+// storePage wraps a GET page of a store, which a role may see when it may
+// do a (checkout/role.go).
+func (d *Dashboard) storePage(a checkout.Action, h func(w http.ResponseWriter, r *http.Request, s *scope)) http.Handler {
 	return d.page(func(w http.ResponseWriter, r *http.Request, u *user) {
-		if s, ok := d.inStore(w, r, u); ok {
+		if s, ok := d.inStore(w, r, u, a); ok {
 			h(w, r, s)
 		}
 	})
 }
 
 // storeAction wraps a form post of a store: an action (cross-origin
-// protection, form token) in a store the account is a member of.
-func (d *Dashboard) storeAction(h func(w http.ResponseWriter, r *http.Request, s *scope)) http.Handler {
-	return d.storeActionUpTo(maxFormBytes, h)
+// protection, form token) in a store the account is a member of, whose
+// role may do a.
+func (d *Dashboard) storeAction(a checkout.Action, h func(w http.ResponseWriter, r *http.Request, s *scope)) http.Handler {
+	return d.storeActionUpTo(a, maxFormBytes, h)
 }
 
 // storeActionUpTo is storeAction for a form whose body may be up to limit
 // bytes.
-func (d *Dashboard) storeActionUpTo(limit int64, h func(w http.ResponseWriter, r *http.Request, s *scope)) http.Handler {
+func (d *Dashboard) storeActionUpTo(a checkout.Action, limit int64, h func(w http.ResponseWriter, r *http.Request, s *scope)) http.Handler {
 	return d.actionUpTo(limit, func(w http.ResponseWriter, r *http.Request, u *user) {
-		if s, ok := d.inStore(w, r, u); ok {
+		if s, ok := d.inStore(w, r, u, a); ok {
 			h(w, r, s)
 		}
 	})
+}
+
+// authorize refuses, with the service's answer, a page or an action the
+// account's role does not allow: the page of a form whose post the service
+// would refuse. It reports whether the role allows it.
+func (d *Dashboard) authorize(w http.ResponseWriter, r *http.Request, s *scope, a checkout.Action) bool {
+	if err := d.svc.Authorize(r.Context(), s.store.ID, a); err != nil {
+		d.fail(w, r, err)
+		return false
+	}
+	return true
 }
 
 func (d *Dashboard) notFound(w http.ResponseWriter, r *http.Request, u *user) {
@@ -96,7 +117,7 @@ func (d *Dashboard) notFound(w http.ResponseWriter, r *http.Request, u *user) {
 // mode and store switches keep.
 func (s *scope) layout(title, section string) Layout {
 	return Layout{Title: title, Account: s.account, FormToken: s.formToken,
-		Store: s.store, Stores: s.stores, Mode: s.mode, Section: section}
+		Store: s.store, Stores: s.stores, Mode: s.mode, Section: section, Role: s.role}
 }
 
 // IsTest reports whether the page is in test mode.

@@ -87,7 +87,7 @@ func (d *Dashboard) HandleStoreRoot() http.Handler {
 // is wrong is answered 400 with the form and its errors, and the rest of
 // the page.
 func (d *Dashboard) HandleStoreHome() http.Handler {
-	return d.storePage(func(w http.ResponseWriter, r *http.Request, s *scope) {
+	return d.storePage(checkout.ActionViewPayments, func(w http.ResponseWriter, r *http.Request, s *scope) {
 		open, err := d.svc.OpenDisputes(r.Context(), s.checkoutScope())
 		if err != nil {
 			d.fail(w, r, err)
@@ -129,7 +129,7 @@ func (d *Dashboard) HandleStoreHome() http.Handler {
 
 // HandleStoreSettingsPage serves GET /dashboard/stores/{store}/{mode}/settings.
 func (d *Dashboard) HandleStoreSettingsPage() http.Handler {
-	return d.storePage(func(w http.ResponseWriter, r *http.Request, s *scope) {
+	return d.storePage(checkout.ActionViewSettings, func(w http.ResponseWriter, r *http.Request, s *scope) {
 		m := s.store
 		d.render(w, r, http.StatusOK, "store-settings", storeFormView{Layout: s.layout("Store settings", "settings"),
 			Form:  storeForm{Name: m.Name, Currency: m.Currency, Website: m.Website, StatementDescriptor: m.StatementDescriptor},
@@ -139,7 +139,7 @@ func (d *Dashboard) HandleStoreSettingsPage() http.Handler {
 
 // HandleStoreSettings serves POST /dashboard/stores/{store}/{mode}/settings.
 func (d *Dashboard) HandleStoreSettings() http.Handler {
-	return d.storeAction(func(w http.ResponseWriter, r *http.Request, s *scope) {
+	return d.storeAction(checkout.ActionManageSettings, func(w http.ResponseWriter, r *http.Request, s *scope) {
 		f := readStoreForm(r)
 		m, err := d.svc.UpdateStore(r.Context(), s.account.ID, s.store.ID, f.params())
 		if errs, ok := fieldErrors(err); ok {

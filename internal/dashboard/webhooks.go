@@ -120,7 +120,7 @@ type endpointView struct {
 
 // HandleWebhooks serves GET .../developers/webhooks.
 func (d *Dashboard) HandleWebhooks() http.Handler {
-	return d.storePage(func(w http.ResponseWriter, r *http.Request, s *scope) {
+	return d.storePage(checkout.ActionViewWebhooks, func(w http.ResponseWriter, r *http.Request, s *scope) {
 		eps, err := d.svc.EndpointsIn(r.Context(), s.checkoutScope())
 		if err != nil {
 			d.fail(w, r, err)
@@ -148,7 +148,7 @@ func (d *Dashboard) HandleWebhooks() http.Handler {
 
 // HandleNewEndpointPage serves GET .../developers/webhooks/new.
 func (d *Dashboard) HandleNewEndpointPage() http.Handler {
-	return d.storePage(func(w http.ResponseWriter, r *http.Request, s *scope) {
+	return d.storePage(checkout.ActionManageWebhooks, func(w http.ResponseWriter, r *http.Request, s *scope) {
 		d.render(w, r, http.StatusOK, "endpoint-form", endpointFormView{Layout: s.layout("Add an endpoint", sectionWebhooks),
 			Form: endpointForm{All: true}, Choices: eventChoices()})
 	})
@@ -156,7 +156,7 @@ func (d *Dashboard) HandleNewEndpointPage() http.Handler {
 
 // HandleNewEndpoint serves POST .../developers/webhooks/new.
 func (d *Dashboard) HandleNewEndpoint() http.Handler {
-	return d.storeAction(func(w http.ResponseWriter, r *http.Request, s *scope) {
+	return d.storeAction(checkout.ActionManageWebhooks, func(w http.ResponseWriter, r *http.Request, s *scope) {
 		f := readEndpointForm(r)
 		ep, err := d.svc.CreateEndpoint(r.Context(), checkout.EndpointParams{MerchantID: s.store.ID, Mode: s.mode,
 			URL: f.URL, Events: f.events(), Description: f.Description})
@@ -176,7 +176,7 @@ func (d *Dashboard) HandleNewEndpoint() http.Handler {
 
 // HandleEndpoint serves GET .../developers/webhooks/{id}.
 func (d *Dashboard) HandleEndpoint() http.Handler {
-	return d.storePage(func(w http.ResponseWriter, r *http.Request, s *scope) {
+	return d.storePage(checkout.ActionViewWebhooks, func(w http.ResponseWriter, r *http.Request, s *scope) {
 		d.renderEndpoint(w, r, s, http.StatusOK, r.PathValue("id"), endpointView{Notice: noticeOf(r)})
 	})
 }
@@ -223,7 +223,7 @@ func endpointTitle(ep *checkout.Endpoint) string {
 
 // HandleEditEndpointPage serves GET .../developers/webhooks/{id}/edit.
 func (d *Dashboard) HandleEditEndpointPage() http.Handler {
-	return d.storePage(func(w http.ResponseWriter, r *http.Request, s *scope) {
+	return d.storePage(checkout.ActionManageWebhooks, func(w http.ResponseWriter, r *http.Request, s *scope) {
 		ep, err := d.svc.EndpointIn(r.Context(), s.checkoutScope(), r.PathValue("id"))
 		if err != nil {
 			d.failOrNotFound(w, r, s, err)
@@ -242,7 +242,7 @@ func (d *Dashboard) HandleEditEndpointPage() http.Handler {
 
 // HandleEditEndpoint serves POST .../developers/webhooks/{id}/edit.
 func (d *Dashboard) HandleEditEndpoint() http.Handler {
-	return d.storeAction(func(w http.ResponseWriter, r *http.Request, s *scope) {
+	return d.storeAction(checkout.ActionManageWebhooks, func(w http.ResponseWriter, r *http.Request, s *scope) {
 		f := readEndpointForm(r)
 		ep, err := d.svc.UpdateEndpoint(r.Context(), s.checkoutScope(), r.PathValue("id"),
 			checkout.EndpointUpdate{URL: &f.URL, Events: nonNil(f.events()), Description: &f.Description})
@@ -278,7 +278,7 @@ func nonNil(events []string) []string {
 // HandleEndpointAction serves POST .../developers/webhooks/{id}/{action}:
 // test, disable, enable, secret (reveal), roll, retry-failed.
 func (d *Dashboard) HandleEndpointAction() http.Handler {
-	return d.storeAction(func(w http.ResponseWriter, r *http.Request, s *scope) {
+	return d.storeAction(checkout.ActionManageWebhooks, func(w http.ResponseWriter, r *http.Request, s *scope) {
 		id, sc := r.PathValue("id"), s.checkoutScope()
 		back := func(done string, args ...any) {
 			http.Redirect(w, r, s.path(sectionWebhooks+"/"+id)+"?done="+fmt.Sprintf(done, args...), http.StatusSeeOther)
@@ -311,6 +311,9 @@ func (d *Dashboard) HandleEndpointAction() http.Handler {
 				back("disabled&canceled=%d", canceled)
 			}
 		case "secret":
+			if !d.authorize(w, r, s, checkout.ActionSeeWebhookSecrets) {
+				return
+			}
 			if _, err := d.svc.RevealEndpointSecret(r.Context(), sc, id); err != nil {
 				refused(err, "")
 				return
@@ -363,7 +366,7 @@ func rolledNotice(keep time.Duration) string {
 // HandleDeleteEndpointPage serves GET .../developers/webhooks/{id}/delete:
 // the confirmation.
 func (d *Dashboard) HandleDeleteEndpointPage() http.Handler {
-	return d.storePage(func(w http.ResponseWriter, r *http.Request, s *scope) {
+	return d.storePage(checkout.ActionManageWebhooks, func(w http.ResponseWriter, r *http.Request, s *scope) {
 		ep, err := d.svc.EndpointIn(r.Context(), s.checkoutScope(), r.PathValue("id"))
 		if err != nil {
 			d.failOrNotFound(w, r, s, err)
@@ -377,7 +380,7 @@ func (d *Dashboard) HandleDeleteEndpointPage() http.Handler {
 
 // HandleDeleteEndpoint serves POST .../developers/webhooks/{id}/delete.
 func (d *Dashboard) HandleDeleteEndpoint() http.Handler {
-	return d.storeAction(func(w http.ResponseWriter, r *http.Request, s *scope) {
+	return d.storeAction(checkout.ActionManageWebhooks, func(w http.ResponseWriter, r *http.Request, s *scope) {
 		if err := d.svc.DeleteEndpointIn(r.Context(), s.checkoutScope(), r.PathValue("id")); err != nil {
 			d.failOrNotFound(w, r, s, err)
 			return

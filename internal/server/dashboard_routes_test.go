@@ -22,6 +22,8 @@ var publicDashboardRoutes = map[string]bool{
 	"POST /dashboard/setup":        true,
 	"GET /dashboard/signin":        true,
 	"POST /dashboard/signin":       true,
+	"GET /dashboard/invitation":    true, // an invitation's link: 404 for an unknown token
+	"POST /dashboard/invitation":   true, // joins with a new account: the form's own token
 	"GET /dashboard/assets/{name}": true,
 }
 

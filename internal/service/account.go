@@ -70,14 +70,26 @@ func validationError(details []checkout.Violation) error {
 	return &checkout.Error{Code: checkout.EValidationFailed, Message: msg, Param: details[0].Param, Details: details}
 }
 
-// AddMember gives the account with this email access to a store. Adding an
-// account that is a member already changes nothing and succeeds (added is
-// false), so a provisioning script can run again. An unknown store is
-// store_not_found; an email without an account, account_not_found.
-func (s *Service) AddMember(ctx context.Context, storeID, email string) (m *checkout.Membership, added bool, err error) {
+// AddMember gives the account with this email access to a store, with a
+// role. Adding an account that is a member already changes nothing and
+// succeeds (added is false; its role stays), so a provisioning script can
+// run again. An unknown store is store_not_found; an email without an
+// account, account_not_found; an unknown role, validation_failed.
+func (s *Service) AddMember(ctx context.Context, storeID, email string, role checkout.Role) (m *checkout.Membership, added bool, err error) {
+	if err := s.authorize(ctx, storeID, checkout.ActionManageMembers); err != nil {
+		return nil, false, err
+	}
 	email = checkout.NormalizeEmail(email)
+	var details []checkout.Violation
 	if msg := checkout.CheckEmail(email); msg != "" {
-		return nil, false, validationError([]checkout.Violation{{Code: "invalid_email", Param: "email", Message: "email " + msg}})
+		details = append(details, checkout.Violation{Code: "invalid_email", Param: "email", Message: "email " + msg})
+	}
+	role, err = checkout.ParseRole(string(role), "role")
+	if err != nil {
+		details = append(details, err.(*checkout.Error).Details...)
+	}
+	if len(details) > 0 {
+		return nil, false, validationError(details)
 	}
 	if _, err := s.store.MerchantGet(ctx, storeID); err != nil {
 		return nil, false, err
@@ -90,7 +102,7 @@ func (s *Service) AddMember(ctx context.Context, storeID, email string) (m *chec
 	if err != nil {
 		return nil, false, err
 	}
-	m = &checkout.Membership{AccountID: a.ID, MerchantID: storeID, CreatedAt: s.now().Truncate(time.Second)}
+	m = &checkout.Membership{AccountID: a.ID, MerchantID: storeID, Role: role, CreatedAt: s.now().Truncate(time.Second), Email: a.Email}
 	err = s.store.InTx(ctx, func(tx checkout.Tx) error {
 		if err := tx.MembershipInsert(ctx, m); err != nil {
 			return err
@@ -99,6 +111,9 @@ func (s *Service) AddMember(ctx context.Context, storeID, email string) (m *chec
 	})
 	if checkout.IsCode(err, checkout.EConflict) {
 		m, err = s.store.MembershipGet(ctx, a.ID, storeID)
+		if m != nil {
+			m.Email = a.Email
+		}
 		return m, false, err
 	}
 	if err != nil {
@@ -175,8 +190,8 @@ func (s *Service) AccountStores(ctx context.Context, accountID string) ([]*check
 }
 
 // CreateStore creates a store for a signed-in account, which becomes its
-// member in the same transaction: a store made in the dashboard is never
-// left without anyone who can open it.
+// administrator in the same transaction: a store made in the dashboard is
+// never left without anyone who can open it.
 func (s *Service) CreateStore(ctx context.Context, accountID string, p checkout.MerchantParams) (*checkout.Merchant, error) {
 	m, err := checkout.NewMerchant(p, s.now())
 	if err != nil {
@@ -186,7 +201,7 @@ func (s *Service) CreateStore(ctx context.Context, accountID string, p checkout.
 		if err := tx.MerchantInsert(ctx, m); err != nil {
 			return err
 		}
-		if err := tx.MembershipInsert(ctx, &checkout.Membership{AccountID: accountID, MerchantID: m.ID, CreatedAt: m.CreatedAt}); err != nil {
+		if err := tx.MembershipInsert(ctx, &checkout.Membership{AccountID: accountID, MerchantID: m.ID, Role: checkout.RoleAdministrator, CreatedAt: m.CreatedAt}); err != nil {
 			return err
 		}
 		return s.Record(ctx, tx, m.ID, checkout.AuditStoreCreate, m.ID)
@@ -202,22 +217,20 @@ func (s *Service) CreateStore(ctx context.Context, accountID string, p checkout.
 // store_not_found and the same message, so that an id tried in a URL tells
 // nothing about other accounts' stores.
 func (s *Service) StoreOf(ctx context.Context, accountID, storeID string) (*checkout.Merchant, error) {
-	if _, err := s.store.MembershipGet(ctx, accountID, storeID); err != nil {
-		if checkout.IsCode(err, checkout.ENotFound) {
-			return nil, checkout.Errorf(checkout.EStoreNotFound, "No such store: %s.", storeID)
-		}
-		return nil, err
-	}
-	return s.store.MerchantGet(ctx, storeID)
+	m, _, err := s.Member(ctx, accountID, storeID)
+	return m, err
 }
 
 // UpdateStore changes the name, currency, website and statement descriptor
-// of a store the account is a member of, checked by the rules of
+// of a store the account is an administrator of, checked by the rules of
 // CreateStore. The pricing is the operator's and stays.
 func (s *Service) UpdateStore(ctx context.Context, accountID, storeID string, p checkout.MerchantParams) (*checkout.Merchant, error) {
-	m, err := s.StoreOf(ctx, accountID, storeID)
+	m, ms, err := s.Member(ctx, accountID, storeID)
 	if err != nil {
 		return nil, err
+	}
+	if !ms.Role.May(checkout.ActionManageSettings) {
+		return nil, checkout.Forbidden(ms.Role, checkout.ActionManageSettings)
 	}
 	p.Pricing = nil
 	n, err := m.Updated(p)

@@ -112,7 +112,7 @@ func TestAddMember(t *testing.T) {
 		f := newFixture(t, db)
 		ctx := context.Background()
 		ann := f.account(t, "ann@example.com")
-		m, added, err := f.svc.AddMember(ctx, f.m.ID, " ANN@example.com")
+		m, added, err := f.svc.AddMember(ctx, f.m.ID, " ANN@example.com", checkout.RoleAdministrator)
 		if err != nil || !added || m.AccountID != ann.ID || m.MerchantID != f.m.ID || !m.CreatedAt.Equal(t0) {
 			t.Fatalf("AddMember = %+v, %v, %v; want ann added to %s at %v", m, added, err, f.m.ID, t0)
 		}
@@ -125,7 +125,7 @@ func TestAddMember(t *testing.T) {
 
 		// Again: nothing changes, and it succeeds with the first membership.
 		f.clock.Advance(time.Hour)
-		again, added, err := f.svc.AddMember(ctx, f.m.ID, "ann@example.com")
+		again, added, err := f.svc.AddMember(ctx, f.m.ID, "ann@example.com", checkout.RoleAdministrator)
 		if err != nil || added || !same(again, m) {
 			t.Errorf("AddMember again = %+v, %v, %v; want the first membership, not added", again, added, err)
 		}
@@ -135,20 +135,20 @@ func TestAddMember(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, added, err := f.svc.AddMember(ctx, other.ID, "ann@example.com"); err != nil || !added {
+		if _, added, err := f.svc.AddMember(ctx, other.ID, "ann@example.com", checkout.RoleAdministrator); err != nil || !added {
 			t.Errorf("AddMember(another store) = %v, %v", added, err)
 		}
 		if ms, err := db.MembershipList(ctx, ann.ID); err != nil || len(ms) != 2 {
 			t.Errorf("MembershipList = %d, %v; want 2", len(ms), err)
 		}
 
-		_, _, err = f.svc.AddMember(ctx, checkout.NewStoreID(), "ann@example.com")
+		_, _, err = f.svc.AddMember(ctx, checkout.NewStoreID(), "ann@example.com", checkout.RoleAdministrator)
 		wantError(t, "AddMember(unknown store)", err, checkout.EStoreNotFound, "")
-		_, _, err = f.svc.AddMember(ctx, "acme", "ann@example.com")
+		_, _, err = f.svc.AddMember(ctx, "acme", "ann@example.com", checkout.RoleAdministrator)
 		wantError(t, "AddMember(malformed store id)", err, checkout.EStoreNotFound, "")
-		_, _, err = f.svc.AddMember(ctx, f.m.ID, "bob@example.com")
+		_, _, err = f.svc.AddMember(ctx, f.m.ID, "bob@example.com", checkout.RoleAdministrator)
 		wantError(t, "AddMember(email without an account)", err, checkout.EAccountNotFound, "email")
-		_, _, err = f.svc.AddMember(ctx, f.m.ID, "bob")
+		_, _, err = f.svc.AddMember(ctx, f.m.ID, "bob", checkout.RoleAdministrator)
 		wantError(t, "AddMember(not an email)", err, checkout.EValidationFailed, "email")
 	})
 }

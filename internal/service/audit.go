@@ -132,6 +132,11 @@ func (s *Service) auditParams(ctx context.Context, storeID string, f AuditFilter
 // account-level ones: sign-ins, the secrets key), newest first, that match
 // f, after cursor ("" for the first page).
 func (s *Service) ListAudit(ctx context.Context, storeID string, f AuditFilter, cursor string, limit int) (checkout.Page[*checkout.AuditEntry], error) {
+	if storeID != "" {
+		if err := s.authorize(ctx, storeID, checkout.ActionViewAudit); err != nil {
+			return checkout.Page[*checkout.AuditEntry]{}, err
+		}
+	}
 	var page checkout.Page[*checkout.AuditEntry]
 	p, err := s.auditParams(ctx, storeID, f)
 	if err != nil {

@@ -244,15 +244,15 @@ func TestAuditEveryChange(t *testing.T) {
 		// The store's settings, its team, its crypto keys.
 		obj = f.m.ID
 		step("AddMember", checkout.AuditMemberAdd, f.m.ID, func() string { return jo.ID }, func() error {
-			_, _, err := svc.AddMember(octx, f.m.ID, jo.Email)
+			_, _, err := svc.AddMember(octx, f.m.ID, jo.Email, checkout.RoleAdministrator)
 			return err
 		})
 		step("noop AddMember of a member", "", "", none, func() error {
-			_, _, err := svc.AddMember(octx, f.m.ID, jo.Email)
+			_, _, err := svc.AddMember(octx, f.m.ID, jo.Email, checkout.RoleAdministrator)
 			return err
 		})
 		step("AddMember of no account", "", "", none, func() error {
-			_, _, err := svc.AddMember(octx, f.m.ID, "nobody@acme.example")
+			_, _, err := svc.AddMember(octx, f.m.ID, "nobody@acme.example", checkout.RoleAdministrator)
 			return err
 		})
 		step("UpdateStore", checkout.AuditStoreUpdate, f.m.ID, is, func() error {

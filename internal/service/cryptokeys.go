@@ -27,6 +27,9 @@ type CryptoKeySet struct {
 // set before resumes its index, so no address is handed out twice. A
 // private key is refused without being repeated.
 func (s *Service) SetCryptoKey(ctx context.Context, merchantID, coin, network, raw string) (*CryptoKeySet, error) {
+	if err := s.authorize(ctx, merchantID, checkout.ActionManageSettings); err != nil {
+		return nil, err
+	}
 	coin = strings.ToUpper(strings.TrimSpace(coin))
 	if coin == "SOL" {
 		return nil, checkout.Errorf(checkout.EValidationFailed, "Solana is offered in test mode only, through the simulator; live Solana payments are not supported yet.")
@@ -72,6 +75,9 @@ func (s *Service) SetCryptoKey(ctx context.Context, merchantID, coin, network, r
 
 // CryptoKeys returns a store's keys, by coin.
 func (s *Service) CryptoKeys(ctx context.Context, merchantID string) ([]*checkout.CryptoKey, error) {
+	if err := s.authorize(ctx, merchantID, checkout.ActionViewSettings); err != nil {
+		return nil, err
+	}
 	if _, err := s.store.MerchantGet(ctx, merchantID); err != nil {
 		return nil, err
 	}
@@ -81,6 +87,9 @@ func (s *Service) CryptoKeys(ctx context.Context, merchantID string) ([]*checkou
 // RemoveCryptoKey stops live quotes of a coin for a store. The key stays,
 // inactive, with its index: set again, it resumes where it was.
 func (s *Service) RemoveCryptoKey(ctx context.Context, merchantID, coin string) error {
+	if err := s.authorize(ctx, merchantID, checkout.ActionManageSettings); err != nil {
+		return err
+	}
 	coin = strings.ToUpper(strings.TrimSpace(coin))
 	return s.inTx(ctx, func(tx *txn) error {
 		if err := tx.CryptoKeyRemove(ctx, merchantID, coin, s.now()); err != nil {

@@ -57,6 +57,9 @@ type DisputeEvidenceRequest struct {
 // deadline) is refused with dispute_not_open; bad evidence with
 // validation_failed, naming the field.
 func (s *Service) SubmitDisputeEvidence(ctx context.Context, req DisputeEvidenceRequest) (*checkout.Dispute, error) {
+	if err := s.authorize(ctx, req.Scope.MerchantID, checkout.ActionAnswerDispute); err != nil {
+		return nil, err
+	}
 	if _, err := s.disputeIn(ctx, req.Scope, req.DisputeID); err != nil {
 		return nil, err
 	}
@@ -85,6 +88,9 @@ func (s *Service) SubmitDisputeEvidence(ctx context.Context, req DisputeEvidence
 // unknown, or of another store or mode is dispute_not_found, all with one
 // message.
 func (s *Service) DisputeIn(ctx context.Context, scope checkout.Scope, id string) (*checkout.Dispute, error) {
+	if err := s.authorize(ctx, scope.MerchantID, checkout.ActionViewPayments); err != nil {
+		return nil, err
+	}
 	return s.disputeIn(ctx, scope, id)
 }
 
@@ -115,6 +121,9 @@ const MaxOpenDisputes = 20
 // OpenDisputes returns the scope's open disputes, the nearest deadline
 // first, at most MaxOpenDisputes.
 func (s *Service) OpenDisputes(ctx context.Context, scope checkout.Scope) ([]*checkout.Dispute, error) {
+	if err := s.authorize(ctx, scope.MerchantID, checkout.ActionViewPayments); err != nil {
+		return nil, err
+	}
 	return s.store.DisputeListOpen(ctx, scope.MerchantID, scope.Mode, MaxOpenDisputes)
 }
 

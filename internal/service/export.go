@@ -44,6 +44,9 @@ type flusher interface{ Flush() error }
 
 // ExportSessions writes the scope's sessions created in r as CSV to w.
 func (s *Service) ExportSessions(ctx context.Context, scope checkout.Scope, r HomeRange, w io.Writer) error {
+	if err := s.authorize(ctx, scope.MerchantID, checkout.ActionViewPayments); err != nil {
+		return err
+	}
 	return export(ctx, s, scope, r, w, SessionExportColumns, s.store.SessionExportPage,
 		func(x *checkout.Session) checkout.Cursor { return checkout.Cursor{At: x.CreatedAt, ID: x.ID} },
 		func(x *checkout.Session) []string {
@@ -61,6 +64,9 @@ func (s *Service) ExportSessions(ctx context.Context, scope checkout.Scope, r Ho
 // ExportPayments writes the scope's payments created in r, each with what
 // its refunds and dispute did to it, as CSV to w.
 func (s *Service) ExportPayments(ctx context.Context, scope checkout.Scope, r HomeRange, w io.Writer) error {
+	if err := s.authorize(ctx, scope.MerchantID, checkout.ActionViewPayments); err != nil {
+		return err
+	}
 	return export(ctx, s, scope, r, w, PaymentExportColumns, s.store.PaymentExportPage,
 		func(x *checkout.ExportPayment) checkout.Cursor { return checkout.Cursor{At: x.CreatedAt, ID: x.ID} },
 		func(x *checkout.ExportPayment) []string {

@@ -79,6 +79,9 @@ func dayRange(now time.Time, r HomeRange, maxDays int) (from, to time.Time, err 
 // HomeFigures returns the scope's figures over r: a validation error names
 // from or to when the range runs backwards or is longer than HomeMaxDays.
 func (s *Service) HomeFigures(ctx context.Context, scope checkout.Scope, r HomeRange) (*Home, error) {
+	if err := s.authorize(ctx, scope.MerchantID, checkout.ActionViewPayments); err != nil {
+		return nil, err
+	}
 	m, err := s.store.MerchantGet(ctx, scope.MerchantID)
 	if err != nil {
 		return nil, err
@@ -129,6 +132,9 @@ type Attention struct {
 // webhook deliveries of the last AttentionFailedDays, and its crypto
 // refunds waiting for the merchant's payout.
 func (s *Service) HomeAttention(ctx context.Context, scope checkout.Scope) (*Attention, error) {
+	if err := s.authorize(ctx, scope.MerchantID, checkout.ActionViewPayments); err != nil {
+		return nil, err
+	}
 	a := &Attention{FailedSince: checkout.DayOf(s.now()).AddDate(0, 0, 1-AttentionFailedDays)}
 	var err error
 	a.FailedDeliveries, err = s.store.DeliveryCountFailed(ctx, scope.MerchantID, scope.Mode, a.FailedSince, MaxAttentionFailed)

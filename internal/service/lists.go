@@ -123,6 +123,10 @@ func validID(prefix, id string) bool {
 // ListRequestLogs returns a page of the scope's request logs, newest first,
 // that match f, after cursor ("" for the first page).
 func (s *Service) ListRequestLogs(ctx context.Context, scope checkout.Scope, f RequestLogFilter, cursor string, limit int) (checkout.Page[*checkout.RequestLog], error) {
+	role, err := s.roleFor(ctx, scope.MerchantID, checkout.ActionViewLogs)
+	if err != nil {
+		return checkout.Page[*checkout.RequestLog]{}, err
+	}
 	var page checkout.Page[*checkout.RequestLog]
 	p, err := f.params(scope)
 	if err != nil {
@@ -136,6 +140,11 @@ func (s *Service) ListRequestLogs(ctx context.Context, scope checkout.Scope, f R
 	logs, err := s.store.RequestLogList(ctx, p)
 	if err != nil {
 		return page, err
+	}
+	if !may(role, checkout.ActionSeeLogBodies) {
+		for i, l := range logs {
+			logs[i] = withoutBodies(l)
+		}
 	}
 	return pageOf(logs, n, func(l *checkout.RequestLog) checkout.Cursor { return checkout.Cursor{At: l.CreatedAt, ID: l.RequestID} }), nil
 }
@@ -156,6 +165,10 @@ func pageOf[T any](items []T, n int, cursor func(T) checkout.Cursor) checkout.Pa
 // search box's exact match. An id of another shape, unknown, or of another
 // store or mode is not_found, all with one message.
 func (s *Service) RequestLogIn(ctx context.Context, scope checkout.Scope, requestID string) (*checkout.RequestLog, error) {
+	role, err := s.roleFor(ctx, scope.MerchantID, checkout.ActionViewLogs)
+	if err != nil {
+		return nil, err
+	}
 	notFound := checkout.Errorf(checkout.ENotFound, "No request with Request-Id %s in this store's %s mode.", requestID, scope.Mode)
 	if !validID(checkout.PrefixRequest, requestID) {
 		return nil, notFound
@@ -164,7 +177,18 @@ func (s *Service) RequestLogIn(ctx context.Context, scope checkout.Scope, reques
 	if checkout.IsCode(err, checkout.ENotFound) || err == nil && !inScope(scope, l.MerchantID, l.Mode) {
 		return nil, notFound
 	}
+	if err == nil && !may(role, checkout.ActionSeeLogBodies) {
+		l = withoutBodies(l)
+	}
 	return l, err
+}
+
+// withoutBodies is a copy of a request log without its request and
+// response bodies, for a member whose role may not see them.
+func withoutBodies(l *checkout.RequestLog) *checkout.RequestLog {
+	c := *l
+	c.RequestBody, c.ResponseBody = "", ""
+	return &c
 }
 
 // inScope reports whether an object of store merchantID and mode belongs
@@ -195,6 +219,9 @@ type EventItem struct {
 // f, after cursor ("" for the first page), each with its latest delivery
 // to each endpoint: two queries per page, whatever its size.
 func (s *Service) ListEvents(ctx context.Context, scope checkout.Scope, f EventFilter, cursor string, limit int) (checkout.Page[*EventItem], error) {
+	if err := s.authorize(ctx, scope.MerchantID, checkout.ActionViewEvents); err != nil {
+		return checkout.Page[*EventItem]{}, err
+	}
 	var page checkout.Page[*EventItem]
 	var vs []checkout.Violation
 	if f.Type != "" && !slices.Contains(checkout.EventTypes, f.Type) {
@@ -249,6 +276,9 @@ func (s *Service) ListEvents(ctx context.Context, scope checkout.Scope, f EventF
 // deliveries carried, byte for byte. An id of another shape, unknown, or of
 // another store or mode is not_found, all with one message.
 func (s *Service) EventIn(ctx context.Context, scope checkout.Scope, id string) (*checkout.Event, error) {
+	if err := s.authorize(ctx, scope.MerchantID, checkout.ActionViewEvents); err != nil {
+		return nil, err
+	}
 	notFound := checkout.Errorf(checkout.ENotFound, "No event %s in this store's %s mode.", id, scope.Mode)
 	if !validID(checkout.PrefixEvent, id) {
 		return nil, notFound
@@ -264,17 +294,32 @@ func (s *Service) EventIn(ctx context.Context, scope checkout.Scope, id string) 
 // first, each with its name, hint, permissions, type, creation, last use
 // (to within checkout.APIKeyUseGranularity) and revocation.
 func (s *Service) ListAPIKeys(ctx context.Context, scope checkout.Scope) ([]*checkout.APIKey, error) {
+	role, err := s.roleFor(ctx, scope.MerchantID, checkout.ActionViewKeys)
+	if err != nil {
+		return nil, err
+	}
 	ks, err := s.store.APIKeyList(ctx, scope.MerchantID)
 	if err != nil {
 		return nil, err
 	}
-	return slices.DeleteFunc(ks, func(k *checkout.APIKey) bool { return k.Mode != scope.Mode }), nil
+	ks = slices.DeleteFunc(ks, func(k *checkout.APIKey) bool { return k.Mode != scope.Mode })
+	if !may(role, checkout.ActionSeeKeyHints) {
+		for i, k := range ks {
+			c := *k
+			c.SecretHint, c.SecretHash, c.SealedSecret = "", "", ""
+			ks[i] = &c
+		}
+	}
+	return ks, nil
 }
 
 // RevokeAPIKeyIn revokes a key of the scope, as RevokeAPIKey does: every
 // node refuses it within KeyCacheTTL (at most 5 s). A key of another store
 // or mode is not_found, as an unknown one.
 func (s *Service) RevokeAPIKeyIn(ctx context.Context, scope checkout.Scope, id string) (*checkout.APIKey, error) {
+	if err := s.authorize(ctx, scope.MerchantID, checkout.ActionManageKeys); err != nil {
+		return nil, err
+	}
 	notFound := checkout.Errorf(checkout.ENotFound, "No API key %s in this store's %s mode.", id, scope.Mode)
 	if !validID(checkout.PrefixAPIKey, id) {
 		return nil, notFound

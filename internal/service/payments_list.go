@@ -58,6 +58,9 @@ func (f PaymentFilter) params(scope checkout.Scope) (checkout.PaymentListParams,
 // ListPayments returns a page of the scope's payments, newest first, that
 // match f, after cursor ("" for the first page).
 func (s *Service) ListPayments(ctx context.Context, scope checkout.Scope, f PaymentFilter, cursor string, limit int) (checkout.Page[*checkout.Payment], error) {
+	if err := s.authorize(ctx, scope.MerchantID, checkout.ActionViewPayments); err != nil {
+		return checkout.Page[*checkout.Payment]{}, err
+	}
 	var page checkout.Page[*checkout.Payment]
 	p, err := f.params(scope)
 	if err != nil {
@@ -78,6 +81,9 @@ func (s *Service) ListPayments(ctx context.Context, scope checkout.Scope, f Paym
 // RefundDueCount counts the scope's payments to be refunded, up to
 // MaxRefundDueCount.
 func (s *Service) RefundDueCount(ctx context.Context, scope checkout.Scope) (int, error) {
+	if err := s.authorize(ctx, scope.MerchantID, checkout.ActionViewPayments); err != nil {
+		return 0, err
+	}
 	return s.store.PaymentCountRefundDue(ctx, scope.MerchantID, scope.Mode, MaxRefundDueCount)
 }
 
@@ -85,6 +91,9 @@ func (s *Service) RefundDueCount(ctx context.Context, scope checkout.Scope) (int
 // unknown, or of another store or mode is payment_not_found, all with one
 // message.
 func (s *Service) PaymentIn(ctx context.Context, scope checkout.Scope, id string) (*checkout.Payment, error) {
+	if err := s.authorize(ctx, scope.MerchantID, checkout.ActionViewPayments); err != nil {
+		return nil, err
+	}
 	notFound := checkout.Errorf(checkout.EPaymentNotFound, "No payment %s in this store's %s mode.", id, scope.Mode)
 	if !validID(checkout.PrefixPayment, id) {
 		return nil, notFound

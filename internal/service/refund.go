@@ -64,6 +64,9 @@ type RefundOutcome struct {
 // is refused with payment_not_refundable, an amount beyond what is left
 // with refund_amount_too_large; nothing is held then.
 func (s *Service) RefundPayment(ctx context.Context, req RefundRequest) (*RefundOutcome, error) {
+	if err := s.authorize(ctx, req.Scope.MerchantID, checkout.ActionRefund); err != nil {
+		return nil, err
+	}
 	notFound := checkout.Errorf(checkout.EPaymentNotFound, "No such payment: %s.", req.PaymentID)
 	if !validID(checkout.PrefixPayment, req.PaymentID) {
 		return nil, notFound
@@ -357,6 +360,9 @@ func (s *Service) Refunds(ctx context.Context, paymentID string) ([]*checkout.Re
 // unknown, or of another store or mode is refund_not_found, all with one
 // message.
 func (s *Service) RefundIn(ctx context.Context, scope checkout.Scope, id string) (*checkout.Refund, error) {
+	if err := s.authorize(ctx, scope.MerchantID, checkout.ActionViewPayments); err != nil {
+		return nil, err
+	}
 	notFound := checkout.Errorf(checkout.ERefundNotFound, "No refund %s in this store's %s mode.", id, scope.Mode)
 	if !validID(checkout.PrefixRefund, id) {
 		return nil, notFound

@@ -170,6 +170,9 @@ func (s *Service) priceRefund(ctx context.Context, link *RefundLink) (*big.Int, 
 // which the simulated network confirms on the coin's timescale (the
 // payments job then completes the refund).
 func (s *Service) SimulateRefundPayout(ctx context.Context, scope checkout.Scope, refundID string) (*checkout.Refund, error) {
+	if err := s.authorize(ctx, scope.MerchantID, checkout.ActionRefund); err != nil {
+		return nil, err
+	}
 	r, err := s.RefundIn(ctx, scope, refundID)
 	if err != nil {
 		return nil, err
@@ -210,6 +213,9 @@ func (s *Service) SimulateRefundPayout(ctx context.Context, scope checkout.Scope
 // crypto refund canceled already is returned as it is (a retry after a
 // lost answer); any other refund is refund_not_cancelable.
 func (s *Service) CancelRefund(ctx context.Context, scope checkout.Scope, refundID string) (*RefundOutcome, error) {
+	if err := s.authorize(ctx, scope.MerchantID, checkout.ActionRefund); err != nil {
+		return nil, err
+	}
 	r, err := s.RefundIn(ctx, scope, refundID)
 	if err != nil {
 		return nil, err

@@ -272,6 +272,9 @@ func (s *Service) Merchant(ctx context.Context, id string) (*checkout.Merchant, 
 // sealed with the secrets key, and without one an HMAC key is refused: a
 // signing secret is never stored in the clear (docs/operations.md).
 func (s *Service) CreateAPIKey(ctx context.Context, p checkout.APIKeyParams) (*checkout.APIKey, string, error) {
+	if err := s.authorize(ctx, p.MerchantID, checkout.ActionManageKeys); err != nil {
+		return nil, "", err
+	}
 	k, secret, err := checkout.NewAPIKey(p, s.now())
 	if err != nil {
 		return nil, "", err

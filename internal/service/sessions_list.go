@@ -104,6 +104,9 @@ func asciiLower(s string) string {
 // or a payment's id finds one session at most, read by its id. Each
 // session's Status is the one the API answers now.
 func (s *Service) ListSessions(ctx context.Context, scope checkout.Scope, f SessionFilter, cursor string, limit int) (checkout.Page[*checkout.Session], error) {
+	if err := s.authorize(ctx, scope.MerchantID, checkout.ActionViewPayments); err != nil {
+		return checkout.Page[*checkout.Session]{}, err
+	}
 	var page checkout.Page[*checkout.Session]
 	var vs []checkout.Violation
 	if f.Status != "" && !slices.Contains(SessionStatuses, f.Status) {
@@ -202,6 +205,9 @@ type SessionDetail struct {
 // here, emitting checkout.expired. An id of another shape, unknown, or of
 // another store or mode is checkout_not_found, all with one message.
 func (s *Service) SessionIn(ctx context.Context, scope checkout.Scope, id string) (*SessionDetail, error) {
+	if err := s.authorize(ctx, scope.MerchantID, checkout.ActionViewPayments); err != nil {
+		return nil, err
+	}
 	notFound := checkout.Errorf(checkout.ECheckoutNotFound, "No checkout session %s in this store's %s mode.", id, scope.Mode)
 	if !checkout.ValidSessionID(id) {
 		return nil, notFound

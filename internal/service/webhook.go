@@ -12,6 +12,9 @@ import (
 // checking its URL (https, public host, every address public). A store has
 // at most 16 endpoints.
 func (s *Service) CreateEndpoint(ctx context.Context, p checkout.EndpointParams) (*checkout.Endpoint, error) {
+	if err := s.authorize(ctx, p.MerchantID, checkout.ActionManageWebhooks); err != nil {
+		return nil, err
+	}
 	if _, err := s.store.MerchantGet(ctx, p.MerchantID); err != nil {
 		return nil, err
 	}
@@ -62,6 +65,9 @@ func (s *Service) SetEndpointEnabled(ctx context.Context, id string, enabled boo
 // SetEndpointEnabledIn is SetEndpointEnabled for an endpoint of scope;
 // another store's or mode's is not_found.
 func (s *Service) SetEndpointEnabledIn(ctx context.Context, scope checkout.Scope, id string, enabled bool) (*checkout.Endpoint, int64, error) {
+	if err := s.authorize(ctx, scope.MerchantID, checkout.ActionManageWebhooks); err != nil {
+		return nil, 0, err
+	}
 	return s.setEndpointEnabled(ctx, &scope, id, enabled)
 }
 
@@ -100,6 +106,9 @@ func (s *Service) DeleteEndpoint(ctx context.Context, id string) error {
 // DeleteEndpointIn is DeleteEndpoint for an endpoint of scope; another
 // store's or mode's is not_found, and stays.
 func (s *Service) DeleteEndpointIn(ctx context.Context, scope checkout.Scope, id string) error {
+	if err := s.authorize(ctx, scope.MerchantID, checkout.ActionManageWebhooks); err != nil {
+		return err
+	}
 	return s.deleteEndpoint(ctx, &scope, id)
 }
 
@@ -131,6 +140,9 @@ func (s *Service) RollEndpointSecret(ctx context.Context, id string) (*checkout.
 // only the secret it replaces (checkout.Endpoint.RollSecret). More than 24
 // hours is validation_failed.
 func (s *Service) RollEndpointSecretIn(ctx context.Context, scope checkout.Scope, id string, keep time.Duration) (*checkout.Endpoint, error) {
+	if err := s.authorize(ctx, scope.MerchantID, checkout.ActionManageWebhooks); err != nil {
+		return nil, err
+	}
 	return s.rollEndpointSecret(ctx, &scope, id, keep)
 }
 
@@ -171,6 +183,9 @@ func (s *Service) SendTestEvent(ctx context.Context, id string) (*checkout.Event
 // SendTestEventIn is SendTestEvent for an endpoint of scope; another
 // store's or mode's is not_found.
 func (s *Service) SendTestEventIn(ctx context.Context, scope checkout.Scope, id string) (*checkout.Event, *checkout.Delivery, error) {
+	if err := s.authorize(ctx, scope.MerchantID, checkout.ActionManageWebhooks); err != nil {
+		return nil, nil, err
+	}
 	return s.sendTestEvent(ctx, &scope, id)
 }
 
@@ -221,6 +236,9 @@ func (s *Service) Resend(ctx context.Context, deliveryID string) (*checkout.Deli
 // ResendIn is Resend for a delivery of scope; another store's or mode's is
 // not_found.
 func (s *Service) ResendIn(ctx context.Context, scope checkout.Scope, deliveryID string) (*checkout.Delivery, error) {
+	if err := s.authorize(ctx, scope.MerchantID, checkout.ActionManageWebhooks); err != nil {
+		return nil, err
+	}
 	return s.resend(ctx, &scope, deliveryID)
 }
 

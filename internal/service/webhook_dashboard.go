@@ -18,7 +18,23 @@ import (
 // EndpointIn returns an endpoint of scope, its signing secrets included
 // (the dashboard reveals them on demand).
 func (s *Service) EndpointIn(ctx context.Context, scope checkout.Scope, id string) (*checkout.Endpoint, error) {
-	return s.endpointIn(ctx, &scope, id)
+	role, err := s.roleFor(ctx, scope.MerchantID, checkout.ActionViewWebhooks)
+	if err != nil {
+		return nil, err
+	}
+	ep, err := s.endpointIn(ctx, &scope, id)
+	if err != nil || may(role, checkout.ActionSeeWebhookSecrets) {
+		return ep, err
+	}
+	return withoutSecrets(ep), nil
+}
+
+// withoutSecrets is a copy of an endpoint without its signing secrets, for
+// a member whose role may not see them.
+func withoutSecrets(ep *checkout.Endpoint) *checkout.Endpoint {
+	c := *ep
+	c.Secret, c.PreviousSecret = "", ""
+	return &c
 }
 
 // RevealEndpointSecret returns an endpoint of scope, as EndpointIn, to
@@ -26,6 +42,9 @@ func (s *Service) EndpointIn(ctx context.Context, scope checkout.Scope, id strin
 // (webhook_endpoint.secret_reveal): a secret seen is a secret that may have
 // left, and the Security page says who saw it.
 func (s *Service) RevealEndpointSecret(ctx context.Context, scope checkout.Scope, id string) (*checkout.Endpoint, error) {
+	if err := s.authorize(ctx, scope.MerchantID, checkout.ActionSeeWebhookSecrets); err != nil {
+		return nil, err
+	}
 	var ep *checkout.Endpoint
 	err := s.inTx(ctx, func(tx *txn) error {
 		var err error
@@ -43,11 +62,21 @@ func (s *Service) RevealEndpointSecret(ctx context.Context, scope checkout.Scope
 // EndpointsIn returns the endpoints of scope's store and mode, oldest
 // first.
 func (s *Service) EndpointsIn(ctx context.Context, scope checkout.Scope) ([]*checkout.Endpoint, error) {
+	role, err := s.roleFor(ctx, scope.MerchantID, checkout.ActionViewWebhooks)
+	if err != nil {
+		return nil, err
+	}
 	eps, err := s.store.EndpointList(ctx, scope.MerchantID)
 	if err != nil {
 		return nil, err
 	}
-	return slices.DeleteFunc(eps, func(ep *checkout.Endpoint) bool { return ep.Mode != scope.Mode }), nil
+	eps = slices.DeleteFunc(eps, func(ep *checkout.Endpoint) bool { return ep.Mode != scope.Mode })
+	if !may(role, checkout.ActionSeeWebhookSecrets) {
+		for i, ep := range eps {
+			eps[i] = withoutSecrets(ep)
+		}
+	}
+	return eps, nil
 }
 
 // UpdateEndpoint changes the URL, events or description of an endpoint of
@@ -58,6 +87,9 @@ func (s *Service) EndpointsIn(ctx context.Context, scope checkout.Scope) ([]*che
 // that need no network are checked first, all at once. Deliveries still
 // pending go to the new URL from their next attempt on.
 func (s *Service) UpdateEndpoint(ctx context.Context, scope checkout.Scope, id string, u checkout.EndpointUpdate) (*checkout.Endpoint, error) {
+	if err := s.authorize(ctx, scope.MerchantID, checkout.ActionManageWebhooks); err != nil {
+		return nil, err
+	}
 	current, err := s.endpointIn(ctx, &scope, id)
 	if err != nil {
 		return nil, err
@@ -100,6 +132,9 @@ func (s *Service) UpdateEndpoint(ctx context.Context, scope checkout.Scope, id s
 // queue, the last failure and whether it has failed every attempt for a
 // day (checkout.EndpointHealth.FailingForADay).
 func (s *Service) EndpointHealth(ctx context.Context, scope checkout.Scope, id string) (*checkout.EndpointHealth, error) {
+	if err := s.authorize(ctx, scope.MerchantID, checkout.ActionViewWebhooks); err != nil {
+		return nil, err
+	}
 	if _, err := s.endpointIn(ctx, &scope, id); err != nil {
 		return nil, err
 	}
@@ -111,6 +146,9 @@ func (s *Service) EndpointHealth(ctx context.Context, scope checkout.Scope, id s
 // endpoint of another store or mode is not_found; an invalid filter is
 // validation_failed.
 func (s *Service) DeliveriesIn(ctx context.Context, scope checkout.Scope, f checkout.DeliveryFilter) (checkout.Page[*checkout.Delivery], error) {
+	if err := s.authorize(ctx, scope.MerchantID, checkout.ActionViewWebhooks); err != nil {
+		return checkout.Page[*checkout.Delivery]{}, err
+	}
 	f.MerchantID, f.Mode = scope.MerchantID, scope.Mode
 	if err := f.Validate(); err != nil {
 		return checkout.Page[*checkout.Delivery]{}, err
@@ -128,6 +166,9 @@ func (s *Service) DeliveriesIn(ctx context.Context, scope checkout.Scope, f chec
 // first 4 KiB, as received). The next attempt's time is the delivery's
 // NextAttemptAt while it is pending.
 func (s *Service) DeliveryIn(ctx context.Context, scope checkout.Scope, id string) (*checkout.Delivery, []*checkout.Attempt, error) {
+	if err := s.authorize(ctx, scope.MerchantID, checkout.ActionViewWebhooks); err != nil {
+		return nil, nil, err
+	}
 	d, err := s.deliveryIn(ctx, &scope, id)
 	if err != nil {
 		return nil, nil, err
@@ -158,6 +199,9 @@ type RetryFailedResult struct {
 // has. A resend that fails in turn is a failed delivery of its own, which
 // a later call resends. The endpoint must be enabled, as for Resend.
 func (s *Service) RetryFailed(ctx context.Context, scope checkout.Scope, endpointID string, since time.Time) (*RetryFailedResult, error) {
+	if err := s.authorize(ctx, scope.MerchantID, checkout.ActionManageWebhooks); err != nil {
+		return nil, err
+	}
 	res := &RetryFailedResult{}
 	err := s.inTx(ctx, func(tx *txn) error {
 		ep, err := lockEndpoint(ctx, tx, &scope, endpointID)

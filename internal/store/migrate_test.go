@@ -51,7 +51,7 @@ func execRaw(t *testing.T, driver, dsn string, queries []string) {
 
 // undos take each migration back, by version, for the tests that migrate
 // a database made by an older build.
-var undos = map[int][]string{10: undo0010, 11: undo0011, 12: undo0012, 13: undo0013, 14: undo0014, 15: undo0015, 16: undo0016, 17: undo0017, 18: undo0018, 19: undo0019, 20: undo0020, 21: undo0021, 22: undo0022, 23: undo0023, 24: undo0024, 25: undo0025, 26: undo0026}
+var undos = map[int][]string{10: undo0010, 11: undo0011, 12: undo0012, 13: undo0013, 14: undo0014, 15: undo0015, 16: undo0016, 17: undo0017, 18: undo0018, 19: undo0019, 20: undo0020, 21: undo0021, 22: undo0022, 23: undo0023, 24: undo0024, 25: undo0025, 26: undo0026, 27: undo0027, 28: undo0028}
 
 // undoFrom returns the statements that take a database back to before
 // migration version: the undos from the newest migration down to version's.
@@ -76,6 +76,14 @@ var undo0025 = []string{`DROP TABLE audit_entries`}
 // undo0025 follows it; sessions_list is 0024's.
 var undo0026 = []string{`DROP INDEX events_object`, `ALTER TABLE events DROP COLUMN object_id`, `DROP TABLE session_metadata`,
 	`DROP INDEX sessions_email`, `DROP INDEX sessions_status`}
+
+// undo0028 undoes migration 0028 (invitations) on either database;
+// undo0027 follows it.
+var undo0028 = []string{`DROP TABLE invitations`}
+
+// undo0027 undoes migration 0027 (members' roles) on either database;
+// undo0026 follows it.
+var undo0027 = []string{`ALTER TABLE memberships DROP COLUMN role`}
 
 // undo0023 undoes migration 0023 (crypto refunds) on either database;
 // undo0022 follows it.
@@ -680,6 +688,67 @@ func TestMigrateSessionList(t *testing.T) {
 				if err != nil || len(got) != 1 || got[0].ID != events[i].ID {
 					t.Errorf("events of session %d after the upgrade = %v, %v; want %s", i, got, err, events[i].ID)
 				}
+			}
+		})
+	}
+}
+
+// TestMigrateMemberRoles upgrades a database of version 23, whose members
+// had no roles and could do everything: each becomes an administrator of
+// its store, and the roles of members added after are kept as given.
+func TestMigrateMemberRoles(t *testing.T) {
+	ctx := context.Background()
+	for _, name := range storetest.Databases {
+		t.Run(name, func(t *testing.T) {
+			open, driver, dsn := freshDatabase(t, name)
+			db, err := open()
+			if err != nil {
+				t.Fatal(err)
+			}
+			at := time.Unix(1_790_000_000, 0)
+			acme := &checkout.Merchant{ID: checkout.NewStoreID(), Name: "Acme", Currency: "USD", CreatedAt: at}
+			other := &checkout.Merchant{ID: checkout.NewStoreID(), Name: "Other", Currency: "USD", CreatedAt: at}
+			ann := &checkout.Account{ID: checkout.NewAccountID(), Email: "ann@example.com", PasswordHash: "x", CreatedAt: at}
+			bob := &checkout.Account{ID: checkout.NewAccountID(), Email: "bob@example.com", PasswordHash: "x", CreatedAt: at}
+			err = db.InTx(ctx, func(tx checkout.Tx) error {
+				for _, m := range []*checkout.Merchant{acme, other} {
+					if err := tx.MerchantInsert(ctx, m); err != nil {
+						return err
+					}
+				}
+				for _, a := range []*checkout.Account{ann, bob} {
+					if err := tx.AccountInsert(ctx, a); err != nil {
+						return err
+					}
+				}
+				return nil
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			db.Close()
+			execRaw(t, driver, dsn, append(undoFrom(27), `DELETE FROM schema_migrations WHERE version >= 27`,
+				`INSERT INTO memberships (account_id, store_id, created_at) VALUES ('`+ann.ID+`', '`+acme.ID+`', 1790000000)`,
+				`INSERT INTO memberships (account_id, store_id, created_at) VALUES ('`+bob.ID+`', '`+acme.ID+`', 1790000001)`,
+				`INSERT INTO memberships (account_id, store_id, created_at) VALUES ('`+bob.ID+`', '`+other.ID+`', 1790000002)`))
+
+			db, err = open()
+			if err != nil {
+				t.Fatalf("upgrade to 27: %v", err)
+			}
+			defer db.Close()
+			for _, m := range [][2]string{{ann.ID, acme.ID}, {bob.ID, acme.ID}, {bob.ID, other.ID}} {
+				got, err := db.MembershipGet(ctx, m[0], m[1])
+				if err != nil || got.Role != checkout.RoleAdministrator {
+					t.Errorf("membership %s of %s after the upgrade = %+v, %v; want an administrator", m[0], m[1], got, err)
+				}
+			}
+			viewer := &checkout.Membership{AccountID: ann.ID, MerchantID: other.ID, Role: checkout.RoleViewer, CreatedAt: at}
+			if err := db.InTx(ctx, func(tx checkout.Tx) error { return tx.MembershipInsert(ctx, viewer) }); err != nil {
+				t.Fatal(err)
+			}
+			if got, err := db.MembershipGet(ctx, ann.ID, other.ID); err != nil || got.Role != checkout.RoleViewer {
+				t.Errorf("a viewer added after the upgrade = %+v, %v; want a viewer", got, err)
 			}
 		})
 	}
