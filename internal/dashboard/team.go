@@ -4,6 +4,7 @@ import (
 	"net/http"
 
 	"github.com/checkoutd/checkoutd/checkout"
+	"github.com/checkoutd/checkoutd/internal/service"
 	"github.com/checkoutd/checkoutd/internal/web"
 )
 
@@ -236,7 +237,7 @@ func (d *Dashboard) HandleAcceptInvitation() http.Handler {
 func (d *Dashboard) HandleJoin() http.Handler {
 	return d.preauth(func(w http.ResponseWriter, r *http.Request) {
 		token, pw := r.PostFormValue("token"), r.PostFormValue("password")
-		a, m, err := d.svc.AcceptInvitationNewAccount(r.Context(), token, pw)
+		a, m, err := d.svc.AcceptInvitationNewAccount(service.WithOrigin(r.Context(), originOf(r, nil)), token, pw)
 		switch checkout.ErrorCode(err) {
 		case "":
 		case checkout.EValidationFailed:

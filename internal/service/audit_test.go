@@ -255,6 +255,66 @@ func TestAuditEveryChange(t *testing.T) {
 			_, _, err := svc.AddMember(octx, f.m.ID, "nobody@acme.example", checkout.RoleAdministrator)
 			return err
 		})
+		var token string
+		step("InviteMember", checkout.AuditInvitationCreate, f.m.ID, is, func() error {
+			inv, _, err := svc.InviteMember(octx, f.m.ID, "kim@acme.example", checkout.RoleViewer)
+			if err == nil {
+				obj = inv.ID
+			}
+			return err
+		})
+		step("RevokeInvitation", checkout.AuditInvitationRevoke, f.m.ID, is, func() error {
+			return svc.RevokeInvitation(octx, f.m.ID, obj)
+		})
+		step("RevokeInvitation again", "", "", none, func() error {
+			return svc.RevokeInvitation(octx, f.m.ID, obj)
+		})
+		step("InviteMember of a member", "", "", none, func() error {
+			_, _, err := svc.InviteMember(octx, f.m.ID, jo.Email, checkout.RoleViewer)
+			return err
+		})
+		step("InviteMember again", checkout.AuditInvitationCreate, f.m.ID, is, func() error {
+			inv, tok, err := svc.InviteMember(octx, f.m.ID, "kim@acme.example", checkout.RoleViewer)
+			if err == nil {
+				obj, token = inv.ID, tok
+			}
+			return err
+		})
+		var kim *checkout.Account
+		step("AcceptInvitationNewAccount", checkout.AuditInvitationAccept, f.m.ID, is, func() error {
+			var err error
+			kim, _, err = svc.AcceptInvitationNewAccount(octx, token, "a long enough password")
+			return err
+		})
+		step("AcceptInvitationNewAccount twice", "", "", none, func() error {
+			_, _, err := svc.AcceptInvitationNewAccount(ctx, token, "a long enough password")
+			return err
+		})
+		step("SetMemberRole", checkout.AuditMemberRole, f.m.ID, func() string { return kim.ID }, func() error {
+			_, err := svc.SetMemberRole(octx, f.m.ID, kim.ID, checkout.RoleSupport)
+			return err
+		})
+		step("noop SetMemberRole to the role held", "", "", none, func() error {
+			_, err := svc.SetMemberRole(octx, f.m.ID, kim.ID, checkout.RoleSupport)
+			return err
+		})
+		step("SetMemberRole to no role", "", "", none, func() error {
+			_, err := svc.SetMemberRole(octx, f.m.ID, kim.ID, "owner")
+			return err
+		})
+		step("SetMemberRole of the last administrator", "", "", none, func() error {
+			_, err := svc.SetMemberRole(octx, f.m.ID, jo.ID, checkout.RoleViewer)
+			return err
+		})
+		step("RemoveMember", checkout.AuditMemberRemove, f.m.ID, func() string { return kim.ID }, func() error {
+			_, err := svc.RemoveMember(octx, f.m.ID, kim.ID)
+			return err
+		})
+		step("RemoveMember of no member", "", "", none, func() error {
+			_, err := svc.RemoveMember(octx, f.m.ID, kim.ID)
+			return err
+		})
+		obj = f.m.ID
 		step("UpdateStore", checkout.AuditStoreUpdate, f.m.ID, is, func() error {
 			_, err := svc.UpdateStore(octx, jo.ID, f.m.ID, checkout.MerchantParams{Name: "Acme Games Ltd", Currency: "USD"})
 			return err
@@ -423,6 +483,12 @@ func TestAuditEveryChange(t *testing.T) {
 				if e.ObjectID == f.m.ID || e.ObjectID == f.key.ID {
 					continue // the fixture's, with no origin
 				}
+			case checkout.AuditInvitationAccept:
+				// The person who joined, from where they opened the link.
+				if e.Actor.Kind != checkout.ActorAccount || e.Actor.Name != "kim@acme.example" || e.ClientAddress != origin.ClientAddress {
+					t.Errorf("%s recorded %+v from %q; want kim from the origin", e.Action, e.Actor, e.ClientAddress)
+				}
+				continue
 			case checkout.AuditSignIn, checkout.AuditSignInFailed:
 				if e.ClientAddress != "198.51.100.4" || e.UserAgent != "curl/8" || e.Actor.Kind != checkout.ActorAccount {
 					t.Errorf("%s recorded %+v; want the account from 198.51.100.4 with curl/8", e.Action, e)
