@@ -168,7 +168,8 @@ var sessionListColumns = func() string {
 //	Status            sessions_status         (store_id, mode, status, created_at, id)
 //	Email             sessions_email          (store_id, mode, lower(customer_email), created_at, id)
 //	                  (on PostgreSQL lower(customer_email COLLATE "C"), ASCII alone as on SQLite)
-//	Metadata          session_metadata_search (store_id, mode, key, value, created_at, session_id)
+//	Metadata          session_metadata's primary key (store_id, mode, key, value, created_at, session_id)
+//	                  (on SQLite the table itself, WITHOUT ROWID)
 //
 // (A search by a session's or a payment's id reads the one session by its
 // primary key: service.ListSessions.)

@@ -14,24 +14,26 @@ CREATE INDEX sessions_status ON sessions (store_id, mode, status, created_at, id
 -- C collation): the query writes the expression as the index does.
 CREATE INDEX sessions_email ON sessions (store_id, mode, lower(customer_email COLLATE "C"), created_at, id);
 
--- A session's metadata, one row per key, written with the session (it never
--- changes): the sessions whose key has a value are read off
--- session_metadata_search in the list's order. metadata stays the session's
--- JSON, as sent; this table only finds sessions, and has no key of its
--- own: a session's keys are a map's.
+-- A session's metadata, one row per key, written with the session in the
+-- same transaction (it never changes): the sessions whose key has a value
+-- are read off the primary key's index (session_metadata_pkey) in the
+-- list's order, as SQLite reads its table WITHOUT ROWID. metadata stays the
+-- session's JSON, as sent; this table only finds sessions. No foreign key,
+-- whose check (a trigger per row) would cost a read of the session per key:
+-- the rows are written with their session and never without it.
 CREATE TABLE session_metadata (
 	store_id   TEXT NOT NULL,
 	mode       TEXT NOT NULL,
 	key        TEXT NOT NULL,
 	value      TEXT NOT NULL,
 	created_at BIGINT NOT NULL,
-	session_id TEXT NOT NULL REFERENCES sessions (id)
+	session_id TEXT NOT NULL,
+	PRIMARY KEY (store_id, mode, key, value, created_at, session_id)
 );
 INSERT INTO session_metadata (store_id, mode, key, value, created_at, session_id)
 	SELECT s.store_id, s.mode, kv.key, kv.value, s.created_at, s.id
 	FROM sessions s CROSS JOIN LATERAL jsonb_each_text(CASE WHEN jsonb_typeof(s.metadata::jsonb) = 'object'
 		THEN s.metadata::jsonb ELSE '{}'::jsonb END) kv;
-CREATE INDEX session_metadata_search ON session_metadata (store_id, mode, key, value, created_at, session_id);
 
 -- A session's page lists the events about it and its payments: object_id
 -- is the id of the event's data.object (a session's or a payment's id; ''

@@ -14,24 +14,27 @@ CREATE INDEX sessions_status ON sessions (store_id, mode, status, created_at, id
 -- writes the expression as the index does.
 CREATE INDEX sessions_email ON sessions (store_id, mode, lower(customer_email), created_at, id);
 
--- A session's metadata, one row per key, written with the session (it never
--- changes): the sessions whose key has a value are read off
--- session_metadata_search in the list's order. metadata stays the session's
--- JSON, as sent; this table only finds sessions, and has no key of its
--- own: a session's keys are a map's.
+-- A session's metadata, one row per key, written with the session in the
+-- same transaction (it never changes): the sessions whose key has a value
+-- are read off the table's primary key in the list's order. metadata stays the
+-- session's JSON, as sent; this table only finds sessions. WITHOUT ROWID,
+-- the table is its one B-tree, a create's one insert per key (with a rowid
+-- it would be two, the table's and an index's); no foreign key either, whose
+-- check would cost a read of the session per key: the rows are written with
+-- their session and never without it.
 CREATE TABLE session_metadata (
 	store_id   TEXT NOT NULL,
 	mode       TEXT NOT NULL,
 	key        TEXT NOT NULL,
 	value      TEXT NOT NULL,
 	created_at INTEGER NOT NULL,
-	session_id TEXT NOT NULL REFERENCES sessions (id)
-);
+	session_id TEXT NOT NULL,
+	PRIMARY KEY (store_id, mode, key, value, created_at, session_id)
+) WITHOUT ROWID;
 INSERT INTO session_metadata (store_id, mode, key, value, created_at, session_id)
 	SELECT s.store_id, s.mode, kv.key, kv.value, s.created_at, s.id
 	FROM sessions s, json_each(CASE WHEN json_type(s.metadata) = 'object' THEN s.metadata ELSE '{}' END) kv
 	WHERE kv.type = 'text';
-CREATE INDEX session_metadata_search ON session_metadata (store_id, mode, key, value, created_at, session_id);
 
 -- A session's page lists the events about it and its payments: object_id
 -- is the id of the event's data.object (a session's or a payment's id; ''
