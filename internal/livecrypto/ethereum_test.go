@@ -19,6 +19,22 @@ import (
 // its first address is 0x9858EfFD232B4033E47d90003D41EC34EcaEda94.
 const ethKey = "xpub6DCoCpSuQZB2jawqnGMEPS63ePKWkwWPH4TU45Q7LPXWuNd8TMtVxRrgjtEshuqpK3mdhaWHPFsBngh5GFZaM6si3yZdUsT8ddYM3PwnATt"
 
+// ethDepth is the confirmations the live ETH tests configure.
+const ethDepth = 4
+
+// newLiveEthereum is a live checkoutd on db taking ETH on ganache g, at
+// $3,100.00 an ether.
+func newLiveEthereum(t *testing.T, db *store.DB, g *chaintest.Ganache) *live {
+	t.Helper()
+	return newLiveWith(t, db, func() livecrypto.Coin {
+		node, err := ethereum.New(ethereum.Config{URL: g.URL})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return livecrypto.Coin{Code: "ETH", Node: node, Network: "main", Depth: ethDepth, StartCursor: ethereum.Cursor}
+	}, ethKey, testPrices{"ETH/USD": 310000})
+}
+
 // A live ETH payment on ganache: seen once mined, completed at the depth
 // and not before; an underpayment is refused; and a process started again
 // watches the open quotes' addresses again (the adapter keeps them in
@@ -27,14 +43,7 @@ func TestLiveEthereumPayment(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		g := chaintest.StartGanache(t)
 		ctx := context.Background()
-		const ethDepth = 4
-		l := newLiveWith(t, db, func() livecrypto.Coin {
-			node, err := ethereum.New(ethereum.Config{URL: g.URL})
-			if err != nil {
-				t.Fatal(err)
-			}
-			return livecrypto.Coin{Code: "ETH", Node: node, Network: "main", Depth: ethDepth, StartCursor: ethereum.Cursor}
-		}, ethKey, testPrices{"ETH/USD": 310000})
+		l := newLiveEthereum(t, db, g)
 		wei := func(q *checkout.CryptoQuote) *big.Int {
 			n, _ := new(big.Int).SetString(q.AmountBase, 10)
 			return n
@@ -102,14 +111,7 @@ func TestLiveEthereumRefund(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		g := chaintest.StartGanache(t)
 		ctx := context.Background()
-		const ethDepth = 4
-		l := newLiveWith(t, db, func() livecrypto.Coin {
-			node, err := ethereum.New(ethereum.Config{URL: g.URL})
-			if err != nil {
-				t.Fatal(err)
-			}
-			return livecrypto.Coin{Code: "ETH", Node: node, Network: "main", Depth: ethDepth, StartCursor: ethereum.Cursor}
-		}, ethKey, testPrices{"ETH/USD": 310000})
+		l := newLiveEthereum(t, db, g)
 		sess, q := l.session(1500) // 4838709677419355 wei
 		paid, _ := new(big.Int).SetString(q.AmountBase, 10)
 		g.Send(q.Address, paid)
