@@ -112,7 +112,7 @@ func TestEveryAdminCommandPrintsOneJSONObject(t *testing.T) {
 		want := []string{"store.create", "crypto_key.set", "crypto_key.remove", "api_key.create", "api_key.revoke",
 			"webhook_endpoint.create", "webhook_endpoint.update", "webhook_endpoint.secret_roll", "webhook_endpoint.test",
 			"webhook_endpoint.disable", "webhook_endpoint.enable", "webhook_delivery.resend", "webhook_endpoint.delete",
-			"member.add", "store.dispute_fee"}
+			"member.add", "member.add", "member.role_change", "member.remove", "invitation.create", "store.dispute_fee"}
 		if strings.Join(got, " ") != strings.Join(want, " ") {
 			t.Errorf("the store's audit trail:\n%v\nwant\n%v", got, want)
 		}
@@ -121,8 +121,8 @@ func TestEveryAdminCommandPrintsOneJSONObject(t *testing.T) {
 		for _, en := range account {
 			got = append([]string{en.(map[string]any)["action"].(string)}, got...)
 		}
-		if strings.Join(got, " ") != "account.create secrets.rotate" {
-			t.Errorf("the account-level trail = %v; want account.create, secrets.rotate", got)
+		if strings.Join(got, " ") != "account.create account.create secrets.rotate" {
+			t.Errorf("the account-level trail = %v; want account.create twice (ann, bob), secrets.rotate", got)
 		}
 		st := db.open(t)
 		for _, action := range []checkout.AuditAction{checkout.AuditRefundCreate, checkout.AuditRefundSimulatePayout, checkout.AuditRefundCancel, checkout.AuditDisputeAnswer} {
