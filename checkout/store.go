@@ -114,8 +114,16 @@ type Store interface {
 	RefundListDue(ctx context.Context, now time.Time, limit int) ([]*Refund, error)
 	// HomeDays returns a store's figures for each day of p.From to p.To,
 	// in order, a day with nothing in it with zeros (docs/dashboard.md,
-	// Home). Days that ended before p.Settled are counted once and kept.
+	// Home). Days and hours that ended before p.Settled are counted once and
+	// kept; the hours after are counted at each read.
 	HomeDays(ctx context.Context, p HomeDaysParams) ([]HomeDay, error)
+	// HomeKeep keeps a store's days and hours of p.From to p.To that ended
+	// before p.Settled and are not kept yet, as HomeDays would, and counts
+	// nothing after: the home job's work, so that a view finds them kept.
+	HomeKeep(ctx context.Context, p HomeDaysParams) error
+	// HomeHoursPurge deletes the kept hours that began before t; their days
+	// are kept whole by then.
+	HomeHoursPurge(ctx context.Context, before time.Time) (int64, error)
 	// SessionExportPage and PaymentExportPage return a page of a store's
 	// sessions or payments for an export (ExportParams), oldest first; a
 	// payment with its dispute's status.

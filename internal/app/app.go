@@ -93,6 +93,9 @@ const (
 	DefaultExpiryInterval   = 2 * time.Second
 	DefaultPaymentsInterval = 2 * time.Second
 	DefaultPurgeInterval    = time.Hour
+	// HomeInterval is how often the home job keeps the stores' ended hours
+	// (service.KeepHome): an hour is kept within this of settling.
+	HomeInterval = 10 * time.Minute
 	// DefaultCryptoScanInterval is how often the live crypto nodes are
 	// scanned for payments: a new block or mempool transaction shows within
 	// that long.
@@ -167,6 +170,8 @@ func New(cfg Config) *App {
 			RunOnce: func(ctx context.Context) error { _, err := svc.ProcessAllDuePayments(ctx); return err }},
 		{Name: "purge", Interval: or(cfg.PurgeInterval, DefaultPurgeInterval), Counts: &jobs.Counts{},
 			RunOnce: func(ctx context.Context) error { _, err := svc.Purge(ctx); return err }},
+		{Name: service.JobHome, Interval: HomeInterval, Counts: &jobs.Counts{},
+			RunOnce: func(ctx context.Context) error { _, err := svc.KeepHome(ctx); return err }},
 	}
 	if _, ok := cfg.Processors.Live.Crypto.(pay.LiveCryptoNetwork); ok {
 		a.Jobs = append(a.Jobs, jobs.Job{Name: service.JobCryptoScan, Interval: or(cfg.CryptoScanInterval, DefaultCryptoScanInterval), Counts: &jobs.Counts{},

@@ -2,6 +2,7 @@ package service
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -25,6 +26,38 @@ const (
 	// takes to commit.
 	homeSettle = time.Hour
 )
+
+// HomeHoursKept is how long the home's kept hours stay after their day
+// began: two days, by when the home job has kept the day whole.
+const HomeHoursKept = 2 * checkout.Day
+
+// KeepHome keeps, for every store and mode, the home's figures of
+// yesterday and today that have settled and are not kept yet: the hours as
+// they end, and yesterday whole once it has. A store's view then counts at
+// most the hours not settled yet, however many payments the store takes;
+// a view keeps what this has not (the job had not run, or a range reaches
+// further back). It returns how many stores' figures it looked at.
+func (s *Service) KeepHome(ctx context.Context) (int, error) {
+	merchants, err := s.store.MerchantList(ctx)
+	if err != nil {
+		return 0, err
+	}
+	settled := s.now().Add(-homeSettle)
+	today := checkout.DayOf(settled)
+	var errs []error
+	for _, m := range merchants {
+		for _, mode := range []checkout.Mode{checkout.ModeTest, checkout.ModeLive} {
+			if err := s.store.HomeKeep(ctx, checkout.HomeDaysParams{MerchantID: m.ID, Mode: mode, Currency: m.Currency,
+				From: today.Add(-checkout.Day), To: today.Add(checkout.Day), Settled: settled}); err != nil {
+				if ctx.Err() != nil {
+					return 0, err
+				}
+				errs = append(errs, fmt.Errorf("store %s, %s mode: %w", m.ID, mode, err))
+			}
+		}
+	}
+	return len(merchants), errors.Join(errs...)
+}
 
 // HomeRange asks for the home's days From to To, both included (UTC days;
 // any instant of the day will do). A zero From is HomeDefaultDays before

@@ -187,3 +187,69 @@ func TestHomeAttention(t *testing.T) {
 		}
 	})
 }
+
+// The home job keeps every store's hours as they settle, in both modes,
+// and yesterday whole once it has ended; a view then reads them as kept (a
+// payment written afterwards dated in a kept hour, which the service's
+// clock never does, is not counted) and counts the hours after. The purge
+// deletes the kept hours two days old.
+func TestKeepHome(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		f := newPayFixture(t, db)
+		hour := func(d int, h time.Duration) time.Time { return homeDay0.AddDate(0, 0, d).Add(h) }
+		f.clock.Set(hour(0, 30*time.Minute))
+		f.paidByCard(t, "4242424242424242")
+		f.clock.Set(hour(0, 2*time.Hour+30*time.Minute))
+		f.paidByCard(t, "4242424242424242")
+		merchants, err := db.MerchantList(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n, err := f.svc.KeepHome(ctx); err != nil || n != len(merchants) {
+			t.Fatalf("KeepHome = %d, %v; want %d stores", n, err, len(merchants))
+		}
+		// Written behind the service's back into hour 0, which the job kept
+		// (settled at 1:30), and into hour 2, which it did not.
+		late := func(at time.Time) {
+			t.Helper()
+			s := f.create(t)
+			p := checkout.NewPayment(&checkout.Session{ID: s.ID, MerchantID: f.m.ID, Mode: checkout.ModeTest, Currency: "USD", TotalAmount: 100},
+				checkout.MethodCard, at)
+			if err := p.Succeed(checkout.DefaultPricing, at); err != nil {
+				t.Fatal(err)
+			}
+			if err := db.InTx(ctx, func(tx checkout.Tx) error { return tx.PaymentInsert(ctx, p) }); err != nil {
+				t.Fatal(err)
+			}
+		}
+		late(hour(0, 40*time.Minute))
+		late(hour(0, 2*time.Hour+40*time.Minute))
+		r := service.HomeRange{From: homeDay0, To: homeDay0}
+		if h := f.homeFigures(t, r); h.Total.Gross != 1500+1500+100 || h.Total.Payments != 3 {
+			t.Errorf("HomeFigures after KeepHome = %+v; want hour 0 as kept (1500) and hours 1 on counted (1500 + 100)", h.Total)
+		}
+		// The next day, an hour and a half in: the job keeps day 0 whole.
+		f.clock.Set(hour(1, 90*time.Minute))
+		if _, err := f.svc.KeepHome(ctx); err != nil {
+			t.Fatal(err)
+		}
+		late(hour(0, 3*time.Hour))
+		for _, now := range []time.Time{hour(1, 90*time.Minute), hour(5, 0)} {
+			f.clock.Set(now)
+			if h := f.homeFigures(t, r); h.Total.Gross != 3100 || h.Total.Payments != 3 {
+				t.Errorf("at %v: HomeFigures of day 0 = %+v; want it as kept: 3100 in 3 payments", now, h.Total)
+			}
+		}
+		// The hours of day -1 (which the first round kept as yesterday) and
+		// of day 0, 24 a mode, of every store, are purged once two days old.
+		for d := 2; d <= 3; d++ {
+			f.clock.Set(hour(d, 0))
+			if res, err := f.svc.Purge(ctx); err != nil || res.HomeHours != int64(2*24*len(merchants)) {
+				t.Errorf("Purge on day %d = %+v, %v; want %d hours", d, res, err, 2*24*len(merchants))
+			}
+		}
+		if h := f.homeFigures(t, r); h.Total.Gross != 3100 {
+			t.Errorf("HomeFigures of day 0 after the purge = %+v; want 3100, as kept", h.Total)
+		}
+	})
+}

@@ -21,16 +21,20 @@ type PurgeResult struct {
 	// AuditEntries counts the audit entries older than a year
 	// (checkout.AuditRetention).
 	AuditEntries int64
+	// HomeHours counts the home's kept hours older than HomeHoursKept,
+	// whose days the home job has kept whole.
+	HomeHours int64
 }
 
 // Purge deletes request logs, events and deliveries older than 30 days and
 // idempotency records older than 24 hours, and expired dashboard sessions,
-// setup tokens and signature nonces, and audit entries older than a year.
+// setup tokens and signature nonces, audit entries older than a year, and
+// the home's kept hours more than two days old.
 // Nothing else deletes an audit entry.
 func (s *Service) Purge(ctx context.Context) (PurgeResult, error) {
 	now := s.now()
 	var res PurgeResult
-	var err1, err2, err3, err4, err5, err6, err7 error
+	var err1, err2, err3, err4, err5, err6, err7, err8 error
 	res.RequestLogs, err1 = s.store.RequestLogPurge(ctx, now.Add(-checkout.Retention))
 	res.IdempotencyKeys, err2 = s.store.IdempotencyPurge(ctx, now.Add(-checkout.IdempotencyWindow))
 	res.Events, err3 = s.store.EventPurge(ctx, now.Add(-checkout.Retention))
@@ -38,5 +42,6 @@ func (s *Service) Purge(ctx context.Context) (PurgeResult, error) {
 	res.SetupTokens, err5 = s.store.SetupTokenPurge(ctx, now)
 	res.SignatureNonces, err6 = s.store.SignatureNoncePurge(ctx, now)
 	res.AuditEntries, err7 = s.store.AuditPurge(ctx, now.Add(-checkout.AuditRetention))
-	return res, errors.Join(err1, err2, err3, err4, err5, err6, err7)
+	res.HomeHours, err8 = s.store.HomeHoursPurge(ctx, checkout.DayOf(now).Add(-HomeHoursKept))
+	return res, errors.Join(err1, err2, err3, err4, err5, err6, err7, err8)
 }

@@ -130,6 +130,7 @@ type Stats struct {
 const (
 	JobExpireSessions = "expire-sessions" // ExpireAll
 	JobPayments       = "payments"        // ProcessAllDuePayments
+	JobHome           = "home"            // KeepHome
 )
 
 // Stats returns the service's counts.

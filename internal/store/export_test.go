@@ -225,19 +225,20 @@ type HomeQuery struct {
 	Args               []any
 }
 
-// HomeQueries are the counts HomeDays runs for the days not kept, and its
-// read of the days kept.
+// HomeQueries are the counts HomeDays runs for the hours not kept, and its
+// reads of the days and hours kept.
 func HomeQueries() []HomeQuery {
-	q := homeQueries
-	args := []any{"store", "test", int64(1_790_000_000), int64(1_790_086_400), "USD"}
+	q := homeHours.count
+	args := []any{"store", "test", int64(1_790_000_000), int64(1_790_003_600), "USD"}
+	kept := []any{"store", "test", "USD", int64(1), int64(30)}
 	return []HomeQuery{
 		{"gross", q.gross, "payments_succeeded", args},
 		{"refunded", q.refunded, "refunds_succeeded", args},
 		{"disputes", q.disputes, "disputes_lost", args},
 		{"created", q.created, "sessions_list", args[:4]},
 		{"paid", q.paid, "sessions_completed", args[:4]},
-		{"kept", `SELECT day, gross, payments, refunded, disputes_lost, sessions_created, sessions_paid FROM home_days
-		WHERE store_id = $1 AND mode = $2 AND currency = $3 AND day >= $4 AND day < $5`, "home_days", []any{"store", "test", "USD", int64(1), int64(30)}},
+		{"kept days", homeDaysLevel.keptQuery(), "home_days", kept},
+		{"kept hours", homeHours.keptQuery(), "home_hours", kept},
 	}
 }
 

@@ -171,8 +171,9 @@ func TestAPIKeyEachActivePlan(t *testing.T) {
 
 // TestHomePlans explains the counts of the store's home on both databases:
 // each reads the index of migration 0024 that holds its scope and time
-// first (no scan of the table), so counting a day costs that day's
-// entries, whatever the table holds; the days kept are read by their key.
+// first (no scan of the table), so counting an hour costs that hour's
+// entries, whatever the table holds; the days and hours kept are read by
+// their key.
 // The bench measures the time (bench/README.md, lists).
 func TestHomePlans(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
@@ -190,7 +191,7 @@ func TestHomePlans(t *testing.T) {
 				!(c.Name == "created" && (strings.Contains(plan, "sessions_email") || strings.Contains(plan, "sessions_status"))) {
 				t.Errorf("%s\nplan:\n%s\nwant it to read %s", c.Name, plan, c.Index)
 			}
-			for _, table := range []string{"payments", "refunds", "disputes", "sessions", "home_days", "deliveries"} {
+			for _, table := range []string{"payments", "refunds", "disputes", "sessions", "home_days", "home_hours", "deliveries"} {
 				if strings.Contains(plan, "SCAN "+table+" ") || strings.HasSuffix(plan, "SCAN "+table) || strings.Contains(plan, "Seq Scan on "+table) {
 					t.Errorf("%s: the plan scans %s:\n%s", c.Name, table, plan)
 				}

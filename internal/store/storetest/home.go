@@ -18,6 +18,7 @@ var homeTests = []struct {
 }{
 	{"Home/Days", testHomeDays},
 	{"Home/Kept", testHomeKept},
+	{"Home/Hours", testHomeHours},
 	{"Home/Attention", testHomeAttention},
 }
 
@@ -179,6 +180,61 @@ func testHomeKept(t *testing.T, db *store.DB) {
 	// as kept.
 	if got := homeDays(t, db, m, homeAt(-2, 0), homeAt(2, 0), settled); len(got) != 4 || got[0].Gross != 0 || got[2].Gross != 1000 || got[3].Gross != 2020 {
 		t.Errorf("HomeDays(from day -2) = %+v; want 0, 0, 1000, 2020", got)
+	}
+}
+
+// The day under way is kept in hours: an hour that ended before the
+// settled time is counted once and kept, the later ones counted at each
+// read; HomeKeep keeps the ended days and hours as a read would, and a day
+// is then kept from its hours.
+func testHomeHours(t *testing.T, db *store.DB) {
+	m := newMerchant(t, db, "Acme", base)
+	hour := func(n int, m time.Duration) time.Time { return homeAt(0, time.Duration(n)*time.Hour+m) }
+	homePaid(t, db, m, checkout.ModeTest, "USD", 1000, hour(0, 0), hour(0, time.Minute))
+	homePaid(t, db, m, checkout.ModeTest, "USD", 2000, hour(1, 0), hour(1, 59*time.Minute+59*time.Second))
+	homePaid(t, db, m, checkout.ModeTest, "USD", 4000, hour(2, 0), hour(2, 0))
+	settled := hour(2, 30*time.Minute) // hours 0 and 1 ended
+	if got := homeDays(t, db, m, homeAt(0, 0), homeAt(1, 0), settled); got[0].Gross != 7000 || got[0].Payments != 3 {
+		t.Fatalf("HomeDays = %+v; want 7000 in 3 payments", got)
+	}
+	// Written afterwards: into hour 1, kept (not counted, as the service's
+	// clock cannot date a write there once it is settled); into hour 2, open.
+	homePaid(t, db, m, checkout.ModeTest, "USD", 10, hour(1, 0), hour(1, time.Minute))
+	homePaid(t, db, m, checkout.ModeTest, "USD", 20, hour(2, 0), hour(2, time.Minute))
+	if got := homeDays(t, db, m, homeAt(0, 0), homeAt(1, 0), settled); got[0].Gross != 7020 {
+		t.Errorf("HomeDays after more payments = %+v; want 7020: hours 0 and 1 as kept, hour 2 counted again", got)
+	}
+	// HomeKeep keeps hour 2 once it ended, and counts nothing open: a
+	// payment of hour 3 written before it is counted by the next read.
+	homePaid(t, db, m, checkout.ModeTest, "USD", 300, hour(3, 0), hour(3, 0))
+	ctx := context.Background()
+	keep := func(settled time.Time) {
+		t.Helper()
+		if err := db.HomeKeep(ctx, checkout.HomeDaysParams{MerchantID: m.ID, Mode: checkout.ModeTest, Currency: "USD",
+			From: homeAt(-1, 0), To: homeAt(1, 0), Settled: settled}); err != nil {
+			t.Fatalf("HomeKeep = %v", err)
+		}
+	}
+	keep(hour(3, 30*time.Minute))
+	homePaid(t, db, m, checkout.ModeTest, "USD", 40, hour(2, 0), hour(2, 2*time.Minute))
+	homePaid(t, db, m, checkout.ModeTest, "USD", 600, hour(3, 0), hour(3, time.Minute))
+	if got := homeDays(t, db, m, homeAt(0, 0), homeAt(1, 0), hour(3, 30*time.Minute)); got[0].Gross != 7020+300+600 {
+		t.Errorf("HomeDays after HomeKeep = %+v; want %d: hour 2 as kept, hour 3 counted", got, 7020+300+600)
+	}
+	// The day ends: it is kept from its hours, as they were kept.
+	homePaid(t, db, m, checkout.ModeTest, "USD", 5000, hour(23, 0), hour(23, 59*time.Minute))
+	keep(homeAt(1, time.Hour))
+	homePaid(t, db, m, checkout.ModeTest, "USD", 1, hour(23, 0), hour(23, 59*time.Minute))
+	want := int64(7020 + 300 + 600 + 5000)
+	for _, settled := range []time.Time{homeAt(1, time.Hour), homeAt(5, 0)} {
+		if got := homeDays(t, db, m, homeAt(0, 0), homeAt(1, 0), settled); got[0].Gross != want || got[0].Payments != 7 {
+			t.Errorf("HomeDays(settled %v) = %+v; want %d in 7 payments, as kept", settled, got, want)
+		}
+	}
+	// Nothing to keep: a range in the future, or none.
+	if err := db.HomeKeep(ctx, checkout.HomeDaysParams{MerchantID: m.ID, Mode: checkout.ModeTest, Currency: "USD",
+		From: homeAt(3, 0), To: homeAt(3, 0), Settled: homeAt(1, 0)}); err != nil {
+		t.Errorf("HomeKeep(no day) = %v", err)
 	}
 }
 
