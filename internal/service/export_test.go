@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/checkoutd/checkoutd/checkout"
+	"github.com/checkoutd/checkoutd/internal/pay"
 )
 
 // TakeCryptoAddress takes the next address of a store's key for a coin in
@@ -18,4 +19,17 @@ func (s *Service) TakeCryptoAddress(ctx context.Context, merchantID, coin string
 		return err
 	})
 	return k, addr, err
+}
+
+// UseAcquirer connects a store's mode to a card acquirer with credentials
+// c, for the tests of the payment flows.
+//
+// TODO(acquirer-settings): tests set the store's credentials instead.
+func (s *Service) UseAcquirer(storeID string, mode checkout.Mode, conn pay.AcquirerConnector, c pay.AcquirerCredentials) {
+	s.acquirersMu.Lock()
+	defer s.acquirersMu.Unlock()
+	if s.acquirers == nil {
+		s.acquirers = map[string]*storeAcquirer{}
+	}
+	s.acquirers[storeID+"/"+string(mode)] = &storeAcquirer{name: conn.Name(), acq: conn.Connect(c), publishableKey: c.PublishableKey, origins: conn.Origins()}
 }

@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"log/slog"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -77,6 +78,8 @@ type Service struct {
 	liveWatched atomic.Bool
 	procs       pay.Registry
 	secrets     *seal.Key
+	acquirersMu sync.Mutex
+	acquirers   map[string]*storeAcquirer
 	actor       checkout.Actor
 	keys        *ttlCache[*checkout.APIKey]
 	unknownKeys *ttlCache[struct{}]
