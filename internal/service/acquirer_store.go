@@ -13,7 +13,7 @@ type storeAcquirer struct {
 	name           string
 	acq            pay.Acquirer
 	publishableKey string
-	origins        pay.AcquirerOrigins
+	page           pay.AcquirerPage
 }
 
 // storeAcquirer returns the card acquirer of a store's mode, nil when it
@@ -25,4 +25,20 @@ func (s *Service) storeAcquirer(ctx context.Context, storeID string, mode checko
 	s.acquirersMu.Lock()
 	defer s.acquirersMu.Unlock()
 	return s.acquirers[storeID+"/"+string(mode)], nil
+}
+
+// AcquirerPage returns how the payment page takes a card through the card
+// acquirer named name (its adapter script), false for an acquirer this
+// service does not connect to.
+//
+// TODO(acquirer-settings): from the configured connectors.
+func (s *Service) AcquirerPage(name string) (pay.AcquirerPage, bool) {
+	s.acquirersMu.Lock()
+	defer s.acquirersMu.Unlock()
+	for _, sa := range s.acquirers {
+		if sa.name == name {
+			return sa.page, true
+		}
+	}
+	return pay.AcquirerPage{}, false
 }

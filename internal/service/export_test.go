@@ -31,5 +31,5 @@ func (s *Service) UseAcquirer(storeID string, mode checkout.Mode, conn pay.Acqui
 	if s.acquirers == nil {
 		s.acquirers = map[string]*storeAcquirer{}
 	}
-	s.acquirers[storeID+"/"+string(mode)] = &storeAcquirer{name: conn.Name(), acq: conn.Connect(c), publishableKey: c.PublishableKey, origins: conn.Origins()}
+	s.acquirers[storeID+"/"+string(mode)] = &storeAcquirer{name: conn.Name(), acq: conn.Connect(c), publishableKey: c.PublishableKey, page: conn.Page()}
 }
