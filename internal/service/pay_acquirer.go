@@ -172,7 +172,20 @@ func (s *Service) ReturnFromAcquirer(ctx context.Context, sessionID string) (*Pa
 		return nil, err
 	}
 	if sess.ActivePaymentID == nil {
-		return &PaymentOutcome{Session: sess}, nil
+		// Settled already (by the webhook, the job, another tab): the
+		// latest card payment at the acquirer is the one the buyer comes
+		// back from.
+		ps, err := s.store.PaymentListBySession(ctx, sessionID)
+		if err != nil {
+			return nil, err
+		}
+		out := &PaymentOutcome{Session: sess}
+		for _, p := range ps {
+			if p.Acquirer != nil && (out.Payment == nil || p.CreatedAt.After(out.Payment.CreatedAt)) {
+				out.Payment = p
+			}
+		}
+		return out, nil
 	}
 	p, err := s.store.PaymentGet(ctx, *sess.ActivePaymentID)
 	if err != nil {
