@@ -103,9 +103,11 @@ func (p *Page) HandleCard() http.Handler {
 
 // HandleAcquirerStart serves POST /invoice/{id}/card/start: the script of
 // a card acquirer's element starts (or resumes) the session's card payment
-// there before it confirms it. It answers JSON: 200 with the client
-// secret the element confirms with; or an error with the page to go back
-// to ("redirect"), where a declined session says why.
+// there before it confirms it. It answers JSON in the envelope: the client
+// secret the element confirms with; or, when the session declines a
+// payment now (paid, expired, too many attempts), the page to go back to
+// ("redirect"), which says why; or an error (503 when the acquirer did not
+// answer: the buyer tries again).
 func (p *Page) HandleAcquirerStart() http.Handler {
 	return p.form(func(w http.ResponseWriter, r *http.Request, id string) {
 		w.Header().Set("Cache-Control", "no-store")
@@ -114,7 +116,7 @@ func (p *Page) HandleAcquirerStart() http.Handler {
 			var d checkout.Decline
 			if errors.As(err, &d) {
 				u := invoicePath(id) + "?" + url.Values{"method": {string(checkout.MethodCard)}, "decline": {string(d)}}.Encode()
-				web.WriteData(w, http.StatusConflict, acquirerStartJSON{Error: d.Message(), Redirect: u})
+				web.WriteData(w, http.StatusOK, acquirerStartJSON{Error: d.Message(), Redirect: u})
 				return
 			}
 			web.WriteError(w, r, err)
