@@ -377,9 +377,13 @@ func retrieveRefund(f *Fake, _ url.Values, _, id string) (int, any) {
 	return 0, noSuch("refund", "refund", id)
 }
 
-func retrieveDispute(f *Fake, _ url.Values, _, id string) (int, any) {
+func retrieveDispute(f *Fake, form url.Values, _, id string) (int, any) {
 	if d := f.disputes[id]; d != nil {
-		return http.StatusOK, d.json()
+		m := d.json()
+		if expands(form, "payment_intent") {
+			m["payment_intent"] = f.intents[d.intent].json(false)
+		}
+		return http.StatusOK, m
 	}
 	return 0, noSuch("dispute", "dispute", id)
 }

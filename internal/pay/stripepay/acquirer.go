@@ -138,9 +138,11 @@ func (a *Acquirer) LookupRefund(ctx context.Context, id string) (pay.AcquirerRef
 	return refund(re), nil
 }
 
-// LookupDispute implements pay.Acquirer.
+// LookupDispute implements pay.Acquirer, with the disputed PaymentIntent
+// expanded for checkoutd's ids in its metadata: a dispute has none.
 func (a *Acquirer) LookupDispute(ctx context.Context, id string) (pay.AcquirerDispute, error) {
 	p := &stripe.DisputeRetrieveParams{}
+	p.AddExpand("payment_intent")
 	a.params(&p.Params, "")
 	d, err := a.client.V1Disputes.Retrieve(ctx, id, p)
 	if err != nil {

@@ -46,6 +46,9 @@ func callError(what string, err error) error {
 	if msg == "" {
 		msg = "no reason given"
 	}
+	if se.Param != "" {
+		msg += " (Stripe's parameter " + se.Param + ")"
+	}
 	return &checkout.Error{Code: checkout.EValidationFailed,
 		Message: fmt.Sprintf("Stripe refused to %s: %s", what, msg), Err: cause}
 }

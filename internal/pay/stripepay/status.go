@@ -121,6 +121,7 @@ func disputeOf(d *stripe.Dispute) pay.AcquirerDispute {
 	}
 	if d.PaymentIntent != nil {
 		out.AcquirerPayment = d.PaymentIntent.ID
+		out.CheckoutPaymentID = d.PaymentIntent.Metadata[MetaPaymentID]
 	}
 	if d.EvidenceDetails != nil && d.EvidenceDetails.DueBy != 0 {
 		out.EvidenceDueBy = time.Unix(d.EvidenceDetails.DueBy, 0).UTC()
