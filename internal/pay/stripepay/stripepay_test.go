@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"strings"
 	"testing"
@@ -509,6 +510,14 @@ func noKey(t *testing.T, texts ...string) {
 func TestNoKeyInStrings(t *testing.T) {
 	f := newFlow(t)
 	noKey(t, fmt.Sprintf("%v %+v %#v %s", f.acq, f.acq, f.acq, f.acq), fmt.Sprintf("%v %+v %#v", f.conn, f.conn, f.conn))
+	noKey(t, fmt.Sprintf("%v %+v %#v %s", testCreds, testCreds, testCreds, testCreds), fmt.Sprintf("%+v", struct{ C pay.AcquirerCredentials }{testCreds}))
+	var b strings.Builder
+	slog.New(slog.NewJSONHandler(&b, nil)).Info("x", "creds", testCreds)
+	slog.New(slog.NewTextHandler(&b, nil)).Info("x", "creds", testCreds)
+	noKey(t, b.String())
+	if !strings.Contains(b.String(), testPublishableKey) {
+		t.Errorf("the publishable key, which is public, is not shown: %s", b.String())
+	}
 }
 
 func TestCheck(t *testing.T) {
