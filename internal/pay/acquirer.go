@@ -3,6 +3,8 @@ package pay
 import (
 	"context"
 	"errors"
+	"fmt"
+	"log/slog"
 	"net/http"
 	"time"
 )
@@ -64,6 +66,25 @@ type AcquirerCredentials struct {
 	// AccountID is the account acted for when the secret key is a
 	// platform's (Stripe Connect, later); "" for the key's own account.
 	AccountID string
+}
+
+// String, GoString and LogValue show which credentials are set and never
+// a secret, should credentials reach a log line or an error by mistake.
+func (c AcquirerCredentials) String() string {
+	return fmt.Sprintf("pay.AcquirerCredentials{SecretKey:%s PublishableKey:%q WebhookSecret:%s AccountID:%q}",
+		redacted(c.SecretKey), c.PublishableKey, redacted(c.WebhookSecret), c.AccountID)
+}
+
+func (c AcquirerCredentials) GoString() string { return c.String() }
+
+func (c AcquirerCredentials) LogValue() slog.Value { return slog.StringValue(c.String()) }
+
+// redacted says whether a secret is set, and nothing of it.
+func redacted(secret string) string {
+	if secret == "" {
+		return `""`
+	}
+	return "[redacted]"
 }
 
 // AcquirerAccount is what a check of credentials learned.
@@ -147,10 +168,15 @@ type AcquirerRefund struct {
 // AcquirerDispute is a dispute opened at the acquirer on a payment.
 type AcquirerDispute struct {
 	ID string
-	// AcquirerPayment is the disputed payment's acquirer id.
-	AcquirerPayment string
-	Amount          int64
-	Currency        string
+	// AcquirerPayment is the disputed payment's acquirer id;
+	// CheckoutPaymentID checkoutd's, from that payment's metadata ("" when
+	// it is not checkoutd's). A dispute event may not name checkoutd's
+	// payment (Stripe's disputes carry no metadata): the dispute's lookup
+	// does.
+	AcquirerPayment   string
+	CheckoutPaymentID string
+	Amount            int64
+	Currency          string
 	// Reason is one of checkout's dispute reasons (mapped; general when
 	// the acquirer's has no counterpart).
 	Reason string
@@ -185,7 +211,8 @@ type AcquirerEvent struct {
 	Verified bool
 	// AcquirerPayment is the acquirer's payment the event is about;
 	// CheckoutPaymentID checkoutd's, from the metadata ("" when the event
-	// is not checkoutd's: it is ignored).
+	// is not checkoutd's: it is ignored). A dispute event may have only
+	// AcquirerDispute: LookupDispute says whose payment it is.
 	AcquirerPayment   string
 	CheckoutPaymentID string
 	// AcquirerRefunds are the refunds a refund event names; AcquirerDispute
