@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/checkoutd/checkoutd/checkout"
+	"github.com/checkoutd/checkoutd/internal/pay"
 )
 
 // TakeCryptoAddress takes the next address of a store's key for a coin in
@@ -18,4 +19,9 @@ func (s *Service) TakeCryptoAddress(ctx context.Context, merchantID, coin string
 		return err
 	})
 	return k, addr, err
+}
+
+// AcquirerFor is acquirerFor, for tests of what the payment flows get.
+func (s *Service) AcquirerFor(ctx context.Context, storeID string, mode checkout.Mode) (pay.Acquirer, pay.AcquirerConnector, bool, error) {
+	return s.acquirerFor(ctx, storeID, mode)
 }
