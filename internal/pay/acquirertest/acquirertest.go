@@ -107,7 +107,9 @@ func (c *Connector) Check(_ context.Context, cr pay.AcquirerCredentials) (pay.Ac
 
 // Connect implements pay.AcquirerConnector: an Acquirer that keeps the
 // credentials it was made with, and does nothing.
-func (c *Connector) Connect(cr pay.AcquirerCredentials) pay.Acquirer { return &Acquirer{Credentials: cr} }
+func (c *Connector) Connect(cr pay.AcquirerCredentials) pay.Acquirer {
+	return &Acquirer{Credentials: cr}
+}
 
 // Origins implements pay.AcquirerConnector.
 func (c *Connector) Origins() pay.AcquirerOrigins {
