@@ -124,30 +124,37 @@ var errNothing = fmt.Errorf("acquirertest: %w", pay.ErrAcquirerUnavailable)
 
 // Capabilities implements pay.Acquirer.
 func (a *Acquirer) Capabilities() pay.AcquirerCapabilities { return pay.AcquirerCapabilities{} }
+
 // CreatePayment implements pay.Acquirer: it fails.
 func (a *Acquirer) CreatePayment(context.Context, pay.AcquirerPaymentRequest) (pay.AcquirerPayment, error) {
 	return pay.AcquirerPayment{}, errNothing
 }
+
 // LookupPayment implements pay.Acquirer: it fails.
 func (a *Acquirer) LookupPayment(context.Context, string) (pay.AcquirerPayment, error) {
 	return pay.AcquirerPayment{}, errNothing
 }
+
 // CancelPayment implements pay.Acquirer: it fails.
 func (a *Acquirer) CancelPayment(context.Context, string, string) (pay.AcquirerPayment, error) {
 	return pay.AcquirerPayment{}, errNothing
 }
+
 // Refund implements pay.Acquirer: it fails.
 func (a *Acquirer) Refund(context.Context, pay.AcquirerRefundRequest) (pay.AcquirerRefund, error) {
 	return pay.AcquirerRefund{}, errNothing
 }
+
 // LookupRefund implements pay.Acquirer: it fails.
 func (a *Acquirer) LookupRefund(context.Context, string) (pay.AcquirerRefund, error) {
 	return pay.AcquirerRefund{}, errNothing
 }
+
 // LookupDispute implements pay.Acquirer: it fails.
 func (a *Acquirer) LookupDispute(context.Context, string) (pay.AcquirerDispute, error) {
 	return pay.AcquirerDispute{}, errNothing
 }
+
 // ParseWebhook implements pay.Acquirer: it fails.
 func (a *Acquirer) ParseWebhook([]byte, http.Header, time.Time) (pay.AcquirerEvent, error) {
 	return pay.AcquirerEvent{}, errNothing
