@@ -103,6 +103,14 @@ const (
 	// Should it confirm later after all, the scan flags the payment
 	// captured_after_failure, to be refunded.
 	FailDropped = "dropped"
+	// FailAuthenticationFailed: the buyer's bank asked the buyer to
+	// confirm the payment (3-D Secure) and it was not confirmed: refused,
+	// or not done before the card acquirer's payment was canceled.
+	FailAuthenticationFailed = "authentication_failed"
+	// FailAbandoned: a card payment at the acquirer was left unconfirmed
+	// until the session could no longer wait (it expires, or the payment's
+	// hold ran out), and was canceled there; nothing was collected.
+	FailAbandoned = "abandoned"
 )
 
 // refundCodes are the failure codes of a failed payment whose money was, or
@@ -151,6 +159,8 @@ var failureMessages = map[string]string{
 	FailReplaced:             "The transaction was replaced by another (a fee bump); the replacement pays instead.",
 	FailDoubleSpent:          "The transaction's coins were spent elsewhere before it confirmed; nothing arrived. Pay again to complete the checkout.",
 	FailDropped:              "The transaction left the network before it confirmed; nothing arrived. Pay again to complete the checkout.",
+	FailAuthenticationFailed: "Your bank could not confirm that the payment is yours. Try again, or use another card.",
+	FailAbandoned:            "The payment was not completed in time; nothing was charged. Pay again to complete the checkout.",
 }
 
 // FailureMessage returns the buyer-facing explanation of a failure code.
@@ -205,6 +215,9 @@ type Payment struct {
 
 	Crypto *CryptoDetails
 	Skins  *SkinsDetails
+	// Acquirer is where a live card payment is at the store's card
+	// acquirer; nil for other payments.
+	Acquirer *AcquirerRef
 
 	// DueAt is when a background job next has to look at the payment: a
 	// crypto payment's confirmation, the end of a skins trade hold, a test

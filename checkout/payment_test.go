@@ -179,7 +179,7 @@ func TestPaymentRefundDue(t *testing.T) {
 		checkout.FailSessionExpired: true, checkout.FailSessionCompleted: true, checkout.FailDuplicatePayment: true,
 		checkout.FailCapturedAfterFailure: true, checkout.FailUnderpaid: true,
 		checkout.FailProcessingError: false, checkout.FailCardDeclined: false, checkout.FailReplaced: false, checkout.FailDoubleSpent: false,
-		checkout.FailConfirmationTimeout: false, checkout.FailDropped: false,
+		checkout.FailConfirmationTimeout: false, checkout.FailDropped: false, checkout.FailAuthenticationFailed: false, checkout.FailAbandoned: false,
 	} {
 		p := newPayment(checkout.MethodCard, checkout.PaymentProcessing)
 		if err := p.Fail(code, t0); err != nil {

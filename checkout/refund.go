@@ -124,6 +124,9 @@ type Refund struct {
 	// and "" for other refunds.
 	Crypto    *CryptoRefund
 	LinkToken string
+	// Acquirer is where a refund of a live card payment is at the store's
+	// card acquirer; nil for other refunds.
+	Acquirer  *AcquirerRef
 	CreatedAt time.Time
 	UpdatedAt time.Time
 }

@@ -353,6 +353,8 @@ type Tx interface {
 	// DisputeGetForUpdate reads and locks a dispute; not_found when there is
 	// none.
 	DisputeGetForUpdate(ctx context.Context, id string) (*Dispute, error)
+	// DisputeGetByPaymentForUpdate returns a payment's dispute, locked.
+	DisputeGetByPaymentForUpdate(ctx context.Context, paymentID string) (*Dispute, error)
 	// RefundInsert stores a new refund; RefundUpdate writes its status,
 	// failure and due time (not_found when there is no such refund).
 	RefundInsert(ctx context.Context, r *Refund) error

@@ -30,6 +30,9 @@ func addRoutes(r *router, d Deps) {
 	r.handle("GET /v1/stores/{storeId}/listeners/{listenerId}/stream", merchant(api.HandleListenerStream(d.Service, d.Streams)))
 	r.handle("POST /v1/stores/{storeId}/listeners/{listenerId}/deliveries/{deliveryId}", merchant(api.HandleListenerResult(d.Service)))
 	r.handle("GET /v1/openapi.json", openapi.Handler())
+	// Card acquirers' webhooks (docs/payments.md, Card acquirers): signed
+	// by the acquirer with the store's secret, looked up, never trusted.
+	r.handle("POST /webhooks/{acquirer}/{storeId}", api.HandleAcquirerWebhook(d.Service))
 
 	// The hosted payment page (HTML; internal/page).
 	pg := d.Page

@@ -57,8 +57,9 @@ type AcquirerAccountInfo struct {
 // Acquirers returns the names of the acquirers this server connects to,
 // in the configuration's order: the stores' settings offer them.
 func (s *Service) Acquirers() []string {
-	names := make([]string, len(s.acquirers))
-	for i, c := range s.acquirers {
+	conns := s.acquirerConnectors()
+	names := make([]string, len(conns))
+	for i, c := range conns {
 		names[i] = c.Name()
 	}
 	return names
@@ -87,13 +88,14 @@ func (s *Service) AcquirerWebhookURL(merchantID, acquirer string) string {
 // says which there are.
 func (s *Service) connector(name string) (pay.AcquirerConnector, error) {
 	name = strings.ToLower(strings.TrimSpace(name))
-	for _, c := range s.acquirers {
+	conns := s.acquirerConnectors()
+	for _, c := range conns {
 		if c.Name() == name {
 			return c, nil
 		}
 	}
 	msg := "Card payments through an acquirer are not configured on this server."
-	if len(s.acquirers) > 0 {
+	if len(conns) > 0 {
 		msg = fmt.Sprintf("This server connects to %s, not %q.", strings.Join(s.Acquirers(), ", "), name)
 	}
 	return nil, &checkout.Error{Code: checkout.EValidationFailed, Message: msg, Param: "acquirer",
@@ -279,28 +281,4 @@ func (s *Service) RemoveAcquirerAccount(ctx context.Context, merchantID string, 
 		}
 		return s.Record(ctx, tx, merchantID, checkout.AuditAcquirerRemove, acquirer)
 	})
-}
-
-// acquirerFor returns the Acquirer of a store's account in a mode, with
-// its connector: the first of the configured acquirers the store has an
-// account at. False when it has none (its sessions do not offer cards
-// through an acquirer). A sealed secret that does not open is an internal
-// error whose cause (for the log, never a secret) says what the operator
-// must fix.
-func (s *Service) acquirerFor(ctx context.Context, storeID string, mode checkout.Mode) (pay.Acquirer, pay.AcquirerConnector, bool, error) {
-	for _, conn := range s.acquirers {
-		a, err := s.store.AcquirerAccountGet(ctx, storeID, mode, conn.Name())
-		if checkout.IsCode(err, checkout.ENotFound) {
-			continue
-		}
-		if err != nil {
-			return nil, nil, false, err
-		}
-		c, err := s.openAcquirer(a)
-		if err != nil {
-			return nil, nil, false, checkout.Internal(fmt.Errorf("the %s account of store %s in %s mode: %w", conn.Name(), storeID, mode, err))
-		}
-		return conn.Connect(c), conn, true, nil
-	}
-	return nil, nil, false, nil
 }

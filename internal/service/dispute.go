@@ -60,11 +60,19 @@ func (s *Service) SubmitDisputeEvidence(ctx context.Context, req DisputeEvidence
 	if err := s.authorize(ctx, req.Scope.MerchantID, checkout.ActionAnswerDispute); err != nil {
 		return nil, err
 	}
-	if _, err := s.disputeIn(ctx, req.Scope, req.DisputeID); err != nil {
+	d, err := s.disputeIn(ctx, req.Scope, req.DisputeID)
+	if err != nil {
 		return nil, err
 	}
+	if p, err := s.store.PaymentGet(ctx, d.PaymentID); err != nil {
+		return nil, err
+	} else if p.Acquirer != nil {
+		// The acquirer decides it, on the evidence the merchant gives there.
+		return nil, checkout.Errorf(checkout.EDisputeClosed,
+			"Dispute %s is answered at the card acquirer that took the payment (%s), not here: send your evidence there.", d.ID, p.Acquirer.Name)
+	}
 	var out *checkout.Dispute
-	err := s.inTx(ctx, func(tx *txn) error {
+	err = s.inTx(ctx, func(tx *txn) error {
 		d, err := tx.DisputeGetForUpdate(ctx, req.DisputeID)
 		if err != nil {
 			return err

@@ -107,11 +107,17 @@ func (s *Service) beginPayment(ctx context.Context, sessionID string, method che
 				return err
 			}
 		}
-		if !s.procs.For(sess.Mode).Offers(method) {
-			decline = checkout.DeclineMethod
+		p = checkout.NewPayment(sess, method, now)
+		prepare(p)
+		// A card payment at the store's acquirer is offered when the store
+		// has one (StartAcquirerPayment checked), whatever the mode's
+		// processors.
+		if !s.procs.For(sess.Mode).Offers(method) && p.Acquirer == nil {
+			p, decline = nil, checkout.DeclineMethod
 			return nil
 		}
 		if decline = sess.PaymentDecline(now); decline != checkout.DeclineNone {
+			p = nil
 			return nil
 		}
 		if method == checkout.MethodCard {
@@ -120,12 +126,10 @@ func (s *Service) beginPayment(ctx context.Context, sessionID string, method che
 				return err
 			}
 			if n >= checkout.MaxFailedCardAttempts {
-				decline = checkout.DeclineTooManyRetries
+				p, decline = nil, checkout.DeclineTooManyRetries
 				return nil
 			}
 		}
-		p = checkout.NewPayment(sess, method, now)
-		prepare(p)
 		return hold(ctx, tx, sess, p, now)
 	})
 	if err != nil {

@@ -27,6 +27,19 @@ type PageSession struct {
 	Failed []*checkout.Payment
 	// FailedCardAttempts counts the session's failed card payments.
 	FailedCardAttempts int
+	// Acquirer is the card acquirer whose element takes the card, when the
+	// store has one in the session's mode; nil when the card form is
+	// checkoutd's own (test mode's simulator).
+	Acquirer *PageAcquirer
+}
+
+// PageAcquirer is what the page needs of a store's card acquirer: its
+// name (which script the page loads), the store's publishable key there,
+// and the origins its Content-Security-Policy admits.
+type PageAcquirer struct {
+	Name           string
+	PublishableKey string
+	Origins        pay.AcquirerOrigins
 }
 
 // PageSession returns a session for its payment page. Anyone holding the
@@ -50,6 +63,16 @@ func (s *Service) PageSession(ctx context.Context, id string) (*PageSession, err
 		}
 	}
 	ps := &PageSession{Session: sess, Merchant: m, Methods: s.procs.For(sess.Mode).Methods()}
+	sa, err := s.storeAcquirer(ctx, m.ID, sess.Mode)
+	if err != nil {
+		return nil, err
+	}
+	if sa != nil {
+		ps.Acquirer = &PageAcquirer{Name: sa.name, PublishableKey: sa.publishableKey, Origins: sa.origins}
+		if !slices.Contains(ps.Methods, checkout.MethodCard) {
+			ps.Methods = slices.Insert(ps.Methods, 0, checkout.MethodCard)
+		}
+	}
 	if ps.Coins, err = s.coinsOffered(ctx, sess); err != nil {
 		return nil, err
 	}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/checkoutd/checkoutd/checkout"
+	"github.com/checkoutd/checkoutd/internal/pay"
 )
 
 // ProcessDuePayments does what is due on up to limit payments and returns
@@ -164,6 +165,25 @@ func (s *Service) processDue(ctx context.Context, p *checkout.Payment) (bool, er
 			break
 		}
 		act = s.succeedWith(ctx)
+	case p.Method == checkout.MethodCard && p.Acquirer != nil:
+		// A card payment at the store's acquirer: look it up there
+		// (pay_acquirer.go); while its buyer has not confirmed it, look
+		// again soon, and cancel it when its hold is over.
+		out, err := s.reconcileAcquirer(ctx, p)
+		if err != nil {
+			unanswered(err)
+			if !pay.Unavailable(err) {
+				later = now.Add(time.Hour) // the store's acquirer is gone
+			}
+			break
+		}
+		if out != nil {
+			return out.Payment.Status != checkout.PaymentProcessing, nil
+		}
+		later = now.Add(AcquirerLook)
+		if end := p.CreatedAt.Add(AcquirerHold); end.Before(later) {
+			later = end
+		}
 	case p.Method == checkout.MethodCard && procs.Card != nil:
 		res, found, err := procs.Card.Lookup(ctx, p.ID)
 		if err != nil {

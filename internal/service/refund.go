@@ -89,9 +89,12 @@ func (s *Service) RefundPayment(ctx context.Context, req RefundRequest) (*Refund
 	// gives through its link (refund_crypto.go): no processor is asked.
 	var refunder pay.Refunder
 	var network string
-	if p.Method == checkout.MethodCrypto {
+	switch {
+	case p.Method == checkout.MethodCrypto:
 		network, err = s.refundNetwork(p)
-	} else {
+	case p.Acquirer != nil:
+		refunder, err = s.acquirerRefunder(ctx, p)
+	default:
 		refunder, err = s.refunder(p)
 	}
 	if err != nil {
@@ -226,6 +229,9 @@ func (s *Service) RefundBlock(p *checkout.Payment) error {
 		_, err := s.refundNetwork(p)
 		return err
 	}
+	if p.Acquirer != nil {
+		return nil // the store's acquirer refunds it (acquirerRefunder says if it no longer can)
+	}
 	_, err := s.refunder(p)
 	return err
 }
@@ -330,7 +336,13 @@ func (s *Service) processDueRefund(ctx context.Context, r *checkout.Refund) (boo
 		return false, err
 	}
 	later := s.now().Add(ProcessorRetry)
-	refunder, askErr := s.refunder(p)
+	var refunder pay.Refunder
+	var askErr error
+	if p.Acquirer != nil {
+		refunder, askErr = s.acquirerRefunder(ctx, p)
+	} else {
+		refunder, askErr = s.refunder(p)
+	}
 	if askErr == nil {
 		var res pay.RefundResult
 		if res, askErr = refunder.Refund(ctx, pay.RefundRequest{RefundID: r.ID, Payment: p, Amount: r.Amount}); askErr == nil {

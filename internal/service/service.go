@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"log/slog"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -82,10 +83,13 @@ type Service struct {
 	liveWatched atomic.Bool
 	procs       pay.Registry
 	secrets     *seal.Key
-	acquirers   []pay.AcquirerConnector
-	actor       checkout.Actor
-	keys        *ttlCache[*checkout.APIKey]
-	unknownKeys *ttlCache[struct{}]
+	// connectors are the card acquirers stores can set up accounts at
+	// (Config.Acquirers); tests add theirs (UseAcquirer), hence the lock.
+	connectorsMu sync.Mutex
+	connectors   []pay.AcquirerConnector
+	actor        checkout.Actor
+	keys         *ttlCache[*checkout.APIKey]
+	unknownKeys  *ttlCache[struct{}]
 	// keyIndex lists the keys that exist, for the clients over their
 	// limit of failed authentications (BearerKeyMayExist).
 	keyIndex  *keyIndex
@@ -219,7 +223,7 @@ func New(cfg Config) *Service {
 		notify:          cfg.Notify,
 		procs:           cfg.Processors,
 		secrets:         cfg.SecretsKey,
-		acquirers:       cfg.Acquirers,
+		connectors:      cfg.Acquirers,
 		actor:           cfg.Actor,
 		keys:            newTTLCache[*checkout.APIKey](cfg.KeyCacheTTL, maxCached, cfg.CacheNow),
 		unknownKeys:     newTTLCache[struct{}](cfg.KeyCacheTTL, maxCached, cfg.CacheNow),

@@ -102,6 +102,15 @@ func (tx *Tx) DisputeGetForUpdate(ctx context.Context, id string) (*checkout.Dis
 	return d, tx.db.translate(err)
 }
 
+// DisputeGetByPaymentForUpdate returns a payment's dispute, locked.
+func (tx *Tx) DisputeGetByPaymentForUpdate(ctx context.Context, paymentID string) (*checkout.Dispute, error) {
+	d, err := scanDispute(tx.row(ctx, `SELECT `+disputeColumns+` FROM disputes WHERE payment_id = $1`+tx.db.dialect.ForUpdate, paymentID))
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, disputeNotFound(paymentID)
+	}
+	return d, tx.db.translate(err)
+}
+
 // DisputeGet returns a dispute by id.
 func (db *DB) DisputeGet(ctx context.Context, id string) (*checkout.Dispute, error) {
 	return db.disputeWhere(ctx, `id = $1`, id)

@@ -225,7 +225,7 @@ func TestMigratePaymentList(t *testing.T) {
 		checkout.FailCardDeclined, checkout.FailInsufficientFunds, checkout.FailExpiredCard, checkout.FailIncorrectCVC,
 		checkout.FailProcessingError, checkout.FailTestModeLiveCard, checkout.FailSessionExpired, checkout.FailSessionCompleted,
 		checkout.FailDuplicatePayment, checkout.FailTradeReversed, checkout.FailCapturedAfterFailure, checkout.FailConfirmationTimeout,
-		checkout.FailUnderpaid, checkout.FailReplaced, checkout.FailDoubleSpent, checkout.FailDropped,
+		checkout.FailUnderpaid, checkout.FailReplaced, checkout.FailDoubleSpent, checkout.FailDropped, checkout.FailAuthenticationFailed, checkout.FailAbandoned,
 		"", "", // a succeeded and a processing payment
 	}
 	for _, name := range storetest.Databases {

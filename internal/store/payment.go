@@ -21,6 +21,8 @@ type paymentDetails struct {
 	Crypto  *checkout.CryptoDetails `json:"crypto,omitempty"`
 	Skins   *checkout.SkinsDetails  `json:"skins,omitempty"`
 	Dispute *checkout.DisputePlan   `json:"dispute_plan,omitempty"`
+	// Acquirer is a live card payment's place at the card acquirer.
+	Acquirer *checkout.AcquirerRef `json:"acquirer,omitempty"`
 }
 
 func scanPayment(row scanner) (*checkout.Payment, error) {
@@ -40,7 +42,7 @@ func scanPayment(row scanner) (*checkout.Payment, error) {
 	if err := json.Unmarshal([]byte(details), &d); err != nil {
 		return nil, fmt.Errorf("payment %s: details: %w", p.ID, err)
 	}
-	p.Crypto, p.Skins, p.DisputePlan = d.Crypto, d.Skins, d.Dispute
+	p.Crypto, p.Skins, p.DisputePlan, p.Acquirer = d.Crypto, d.Skins, d.Dispute, d.Acquirer
 	p.DisputeOnSuccess = dispute != 0
 	p.DueAt = msPtr(due)
 	p.CreatedAt = time.UnixMilli(created)
@@ -53,7 +55,7 @@ func scanPayment(row scanner) (*checkout.Payment, error) {
 }
 
 func paymentArgs(p *checkout.Payment) ([]any, error) {
-	details, err := json.Marshal(paymentDetails{Crypto: p.Crypto, Skins: p.Skins, Dispute: p.DisputePlan})
+	details, err := json.Marshal(paymentDetails{Crypto: p.Crypto, Skins: p.Skins, Dispute: p.DisputePlan, Acquirer: p.Acquirer})
 	if err != nil {
 		return nil, err
 	}

@@ -26,9 +26,15 @@ func scanRefund(row scanner) (*checkout.Refund, error) {
 		return nil, err
 	}
 	if details != "" {
-		r.Crypto = &checkout.CryptoRefund{}
-		if err := json.Unmarshal([]byte(details), r.Crypto); err != nil {
+		var card acquirerRefund
+		if err := json.Unmarshal([]byte(details), &card); err != nil {
 			return nil, fmt.Errorf("refund %s: details: %w", r.ID, err)
+		}
+		if r.Acquirer = card.Acquirer; r.Acquirer == nil {
+			r.Crypto = &checkout.CryptoRefund{}
+			if err := json.Unmarshal([]byte(details), r.Crypto); err != nil {
+				return nil, fmt.Errorf("refund %s: details: %w", r.ID, err)
+			}
 		}
 	}
 	r.LinkToken = token.String
@@ -42,9 +48,19 @@ func refundNotFound(id string) error {
 	return checkout.Errorf(checkout.ENotFound, "No such refund: %s.", id)
 }
 
+// acquirerRefund is the details column of a refund at a card acquirer; a
+// crypto refund's holds its checkout.CryptoRefund, which has no "acquirer".
+type acquirerRefund struct {
+	Acquirer *checkout.AcquirerRef `json:"acquirer,omitempty"`
+}
+
 // refundDetails returns the details, link token and payout address columns
 // of r.
 func refundDetails(r *checkout.Refund) (details string, token, payout *string, err error) {
+	if r.Acquirer != nil {
+		b, err := json.Marshal(acquirerRefund{Acquirer: r.Acquirer})
+		return string(b), nil, nil, err
+	}
 	if r.Crypto == nil {
 		return "", nil, nil, nil
 	}

@@ -70,8 +70,11 @@ func testPaymentRoundTrip(t *testing.T, db *store.DB) {
 		p.Skins = &checkout.SkinsDetails{TradeID: "trade_1", Items: []checkout.SkinItem{{ID: "skin_1", Name: "AWP | Asiimov", Value: 1600}},
 			Value: 1600, HoldUntil: base.Add(7 * 24 * time.Hour).Unix()}
 	})
-	insertPayments(t, db, cardP, crypto, skins)
-	for _, want := range []*checkout.Payment{cardP, crypto, skins} {
+	acquired := newPayment(s, checkout.MethodCard, base.Add(3*time.Second), func(p *checkout.Payment) {
+		p.Mode, p.Acquirer = checkout.ModeLive, &checkout.AcquirerRef{Name: "stripe", ID: "pi_1", ChargeID: "ch_1", Status: "succeeded"}
+	})
+	insertPayments(t, db, cardP, crypto, skins, acquired)
+	for _, want := range []*checkout.Payment{cardP, crypto, skins, acquired} {
 		got, err := db.PaymentGet(ctx, want.ID)
 		if err != nil {
 			t.Fatalf("PaymentGet(%s) = %v", want.ID, err)

@@ -29,7 +29,7 @@ var failureCodes = []string{
 	checkout.FailCardDeclined, checkout.FailInsufficientFunds, checkout.FailExpiredCard, checkout.FailIncorrectCVC,
 	checkout.FailProcessingError, checkout.FailTestModeLiveCard, checkout.FailSessionExpired, checkout.FailSessionCompleted,
 	checkout.FailDuplicatePayment, checkout.FailTradeReversed, checkout.FailCapturedAfterFailure, checkout.FailConfirmationTimeout,
-	checkout.FailUnderpaid, checkout.FailReplaced, checkout.FailDoubleSpent, checkout.FailDropped,
+	checkout.FailUnderpaid, checkout.FailReplaced, checkout.FailDoubleSpent, checkout.FailDropped, checkout.FailAuthenticationFailed, checkout.FailAbandoned,
 }
 
 // listPayment stores a payment of a new session of m in mode, created at

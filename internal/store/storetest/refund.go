@@ -58,6 +58,7 @@ func testRefundRoundTrip(t *testing.T, db *store.DB) {
 	second := newRefund(t, p, 200, checkout.Actor{Kind: checkout.ActorCLI, Name: "root"}, base.Add(2*time.Second))
 	second.Reason = ""
 	third := newRefund(t, p, 300, checkout.Actor{Kind: checkout.ActorAPIKey, ID: "key_1"}, base.Add(2*time.Second))
+	third.Acquirer = &checkout.AcquirerRef{Name: "stripe", ID: "re_1", Status: "pending"}
 	inTx(t, db, func(tx checkout.Tx) error {
 		for _, r := range []*checkout.Refund{third, first, second} {
 			if err := tx.RefundInsert(ctx, r); err != nil {
