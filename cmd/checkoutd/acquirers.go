@@ -76,13 +76,13 @@ func toAcquirerAccountJSON(storeID string, a *service.AcquirerAccountInfo) acqui
 	}
 	return acquirerAccountJSON{Object: "acquirer_account", StoreID: storeID, Acquirer: a.Acquirer, Mode: string(a.Mode), AccountID: a.AccountID,
 		PublishableKey: a.PublishableKey, SecretKeyHint: a.SecretKeyHint, WebhookSecretHint: a.WebhookSecretHint, WebhookURL: a.WebhookURL,
-		Warnings: ws, SetBy: a.SetBy.Key(), SetAt: a.SetAt.Unix()}
+		Warnings: ws, SetBy: a.SetBy.String(), SetAt: a.SetAt.Unix()}
 }
 
 func printAcquirerAccount(w io.Writer, storeID string, a *service.AcquirerAccountInfo) {
 	fmt.Fprintf(w, "store:\t%s\naccount:\t%s (%s, %s mode)\npublishable key:\t%s\nsecret key:\t...%s\nwebhook secret:\t...%s\nwebhook URL:\t%s\nset:\t%s by %s\n",
 		storeID, a.AccountID, service.AcquirerTitle(a.Acquirer), a.Mode, a.PublishableKey, a.SecretKeyHint, a.WebhookSecretHint, a.WebhookURL,
-		a.SetAt.UTC().Format(time.RFC3339), a.SetBy.Key())
+		a.SetAt.UTC().Format(time.RFC3339), a.SetBy)
 	for _, warning := range a.Warnings {
 		fmt.Fprintf(w, "warning:\t%s\n", warning)
 	}
