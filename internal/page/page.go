@@ -101,6 +101,75 @@ func (p *Page) HandleCard() http.Handler {
 	})
 }
 
+// HandleAcquirerStart serves POST /invoice/{id}/card/start: the script of
+// a card acquirer's element starts (or resumes) the session's card payment
+// there before it confirms it. It answers JSON in the envelope: the client
+// secret the element confirms with; or, when the session declines a
+// payment now (paid, expired, too many attempts), the page to go back to
+// ("redirect"), which says why; or an error (503 when the acquirer did not
+// answer: the buyer tries again).
+func (p *Page) HandleAcquirerStart() http.Handler {
+	return p.form(func(w http.ResponseWriter, r *http.Request, id string) {
+		w.Header().Set("Cache-Control", "no-store")
+		start, err := p.svc.StartAcquirerPayment(r.Context(), id)
+		if err != nil {
+			var d checkout.Decline
+			if errors.As(err, &d) {
+				u := invoicePath(id) + "?" + url.Values{"method": {string(checkout.MethodCard)}, "decline": {string(d)}}.Encode()
+				web.WriteData(w, http.StatusOK, acquirerStartJSON{Error: d.Message(), Redirect: u})
+				return
+			}
+			web.WriteError(w, r, err)
+			return
+		}
+		web.WriteData(w, http.StatusOK, acquirerStartJSON{ClientSecret: start.ClientSecret, PaymentID: start.Payment.ID})
+	})
+}
+
+// acquirerStartJSON is the answer of HandleAcquirerStart.
+type acquirerStartJSON struct {
+	ClientSecret string `json:"client_secret,omitempty"`
+	PaymentID    string `json:"payment_id,omitempty"`
+	Error        string `json:"error,omitempty"`
+	Redirect     string `json:"redirect,omitempty"`
+}
+
+// HandleAcquirerReturn serves GET /invoice/{id}/card/return: the buyer's
+// way back from the card acquirer's element (after 3-D Secure, or a
+// decline the element reported). The payment is looked up at the
+// acquirer; what the address says is not read. Then on as after any
+// payment: the merchant's return_url when the session is paid, the page
+// with the outcome otherwise.
+func (p *Page) HandleAcquirerReturn() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		id := r.PathValue("id")
+		out, err := p.svc.ReturnFromAcquirer(r.Context(), id)
+		if err != nil {
+			p.fail(w, r, err)
+			return
+		}
+		p.afterPayment(w, r, id, checkout.MethodCard, out, nil)
+	})
+}
+
+// HandleAcquirerAdapter serves GET /assets/acquirer/{file}: checkoutd's
+// script for a card acquirer's element ("stripe.js" for the acquirer named
+// stripe).
+func (p *Page) HandleAcquirerAdapter() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		name, ok := strings.CutSuffix(r.PathValue("file"), ".js")
+		page, found := p.svc.AcquirerPage(name)
+		if !ok || !found || len(page.Adapter) == 0 {
+			http.NotFound(w, r)
+			return
+		}
+		w.Header().Set("Content-Type", "text/javascript; charset=utf-8")
+		w.Header().Set("X-Content-Type-Options", "nosniff")
+		w.Header().Set("Cache-Control", "no-cache")
+		w.Write(page.Adapter)
+	})
+}
+
 // HandleCryptoQuote serves POST /invoice/{id}/crypto: the buyer picked a
 // coin; the page then shows its address, amount and QR code.
 func (p *Page) HandleCryptoQuote() http.Handler {
@@ -271,7 +340,7 @@ func (p *Page) afterPayment(w http.ResponseWriter, r *http.Request, id string, m
 	}
 	q := url.Values{"method": {string(method)}}
 	switch {
-	case out.Payment.Status == checkout.PaymentFailed:
+	case out.Payment != nil && out.Payment.Status == checkout.PaymentFailed:
 		q.Set("failed", out.Payment.ID)
 	case out.Session.Status == checkout.StatusComplete:
 		if u := out.Session.ReturnURLWithID(); u != "" {
@@ -351,7 +420,13 @@ func (p *Page) renderError(w http.ResponseWriter, r *http.Request, status int, m
 }
 
 func (p *Page) render(w http.ResponseWriter, r *http.Request, status int, ps *service.PageSession, v *view) {
-	setSecurityHeaders(w, ps.Session.ReturnURLWithID())
+	var extra []web.Sources
+	if v.Acquirer != nil {
+		// The acquirer's element, on the session it takes the card of.
+		o := ps.Acquirer.Page.Origins
+		extra = append(extra, web.Sources{Script: o.Script, Frame: o.Frame, Connect: o.Connect})
+	}
+	setSecurityHeaders(w, ps.Session.ReturnURLWithID(), extra...)
 	p.execute(w, r, status, "invoice", v)
 }
 
@@ -374,10 +449,10 @@ func (p *Page) execute(w http.ResponseWriter, r *http.Request, status int, name 
 // browser checks form-action along the redirect). No framing, no referrer
 // (the page's address holds the session id and must not reach the hosts of
 // item images).
-func setSecurityHeaders(w http.ResponseWriter, returnURL string) {
+func setSecurityHeaders(w http.ResponseWriter, returnURL string, extra ...web.Sources) {
 	formAction := "'self'"
 	if u, err := url.Parse(returnURL); err == nil && u.Scheme == "https" && u.Host != "" {
 		formAction += " https://" + u.Host
 	}
-	web.SetPageHeaders(w, formAction)
+	web.SetPageHeaders(w, formAction, extra...)
 }

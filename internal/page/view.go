@@ -6,11 +6,14 @@ import (
 	"html/template"
 	"math/big"
 	"net/http"
+	"net/url"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/checkoutd/checkoutd/checkout"
+	"github.com/checkoutd/checkoutd/internal/pay"
 	"github.com/checkoutd/checkoutd/internal/service"
 )
 
@@ -42,6 +45,9 @@ type view struct {
 	Final bool
 
 	Form cardFormView
+	// Acquirer is the store's card acquirer's element, which takes the
+	// card instead of Form on a live session (nil otherwise).
+	Acquirer *acquirerView
 
 	Coins []coinView
 	Quote *quoteView
@@ -68,6 +74,22 @@ type methodTab struct {
 	Label   string
 	Href    string
 	Current bool
+}
+
+// acquirerView is what the page's card form needs to mount a card
+// acquirer's element and confirm a payment with it.
+type acquirerView struct {
+	Name           string
+	PublishableKey string
+	// Script is the acquirer's own script; Adapter checkoutd's for it.
+	Script  string
+	Adapter string
+	// StartURL is where the form posts to start (or resume) the payment;
+	// ReturnURL where the buyer comes back after confirming it.
+	StartURL  string
+	ReturnURL string
+	Amount    int64
+	Currency  string // lower case, as acquirers' elements take it
 }
 
 type cardFormView struct {
@@ -196,7 +218,7 @@ func (p *Page) view(ctx context.Context, w http.ResponseWriter, r *http.Request,
 	case s.Status == checkout.StatusExpired:
 		v.State, v.Final = "expired", true
 		return v, nil
-	case ps.Active != nil:
+	case ps.Active != nil && !waitingAtAcquirer(ps.Active):
 		v.State = "processing"
 		a := &activeView{Method: ps.Active.Method}
 		if ps.Active.Crypto != nil {
@@ -266,6 +288,15 @@ func (p *Page) view(ctx context.Context, w http.ResponseWriter, r *http.Request,
 	}
 
 	switch v.Method {
+	case checkout.MethodCard:
+		if a := ps.Acquirer; a != nil {
+			v.Acquirer = &acquirerView{
+				Name: a.Name, PublishableKey: a.PublishableKey, Script: a.Page.Script,
+				Adapter:  acquirerAdapterPath(a.Name),
+				StartURL: invoicePath(s.ID) + "/card/start", ReturnURL: invoicePath(s.ID) + "/card/return",
+				Amount: s.TotalAmount, Currency: strings.ToLower(s.Currency),
+			}
+		}
 	case checkout.MethodCrypto:
 		code := q.Get("coin")
 		offered := false
@@ -379,3 +410,22 @@ var cardBrandNames = map[string]string{
 	"visa": "Visa", "mastercard": "Mastercard", "amex": "American Express", "discover": "Discover",
 	"jcb": "JCB", "diners": "Diners Club", "unionpay": "UnionPay",
 }
+
+// waitingAtAcquirer reports whether p is a card payment at the store's
+// acquirer that its buyer has not confirmed yet (or confirmed and was
+// declined): the page shows the acquirer's element again, which resumes
+// it, rather than a payment on its way.
+func waitingAtAcquirer(p *checkout.Payment) bool {
+	if p.Acquirer == nil {
+		return false
+	}
+	switch pay.AcquirerStatus(p.Acquirer.Status) {
+	case "", pay.AcquirerPending, pay.AcquirerRequiresAction, pay.AcquirerFailed:
+		return true
+	}
+	return false
+}
+
+// acquirerAdapterPath is where the page serves checkoutd's script for a
+// card acquirer's element.
+func acquirerAdapterPath(name string) string { return "/assets/acquirer/" + url.PathEscape(name) + ".js" }

@@ -240,10 +240,26 @@ type AcquirerConnector interface {
 	Check(ctx context.Context, c AcquirerCredentials) (AcquirerAccount, error)
 	// Connect returns the Acquirer of a store with credentials c.
 	Connect(c AcquirerCredentials) Acquirer
-	// Origins are the origins the page's Content-Security-Policy admits
-	// on a session paid through this acquirer: its script, its frames and
-	// what they call.
-	Origins() AcquirerOrigins
+	// Page is how the payment page takes a card through this acquirer.
+	Page() AcquirerPage
+}
+
+// AcquirerPage is how the payment page takes a card through an acquirer's
+// element.
+type AcquirerPage struct {
+	// Script is the acquirer's own script (https), which the page loads
+	// from the acquirer in every build: it is never bundled or served by
+	// checkoutd, so that card numbers never touch checkoutd (PCI SAQ A).
+	Script string
+	// Adapter is checkoutd's script for this acquirer, which the page
+	// serves (/assets/acquirer/{name}.js) after Script: it mounts the
+	// element in the page's form marked data-acquirer-form, and on submit
+	// posts the form to start the payment and confirms it with the client
+	// secret the answer carries (docs/payments.md, The page).
+	Adapter []byte
+	// Origins are what the page's Content-Security-Policy admits on a
+	// session paid through this acquirer, and nothing more.
+	Origins AcquirerOrigins
 }
 
 // AcquirerOrigins are the origins an acquirer's element needs, by CSP

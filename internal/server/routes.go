@@ -39,6 +39,8 @@ func addRoutes(r *router, d Deps) {
 	r.handle("GET /invoice/{id}", pg.HandleInvoice())
 	r.handle("GET /invoice/{id}/status", pg.HandleStatus())
 	r.handle("POST /invoice/{id}/card", pg.HandleCard())
+	r.handle("POST /invoice/{id}/card/start", pg.HandleAcquirerStart())
+	r.handle("GET /invoice/{id}/card/return", pg.HandleAcquirerReturn())
 	r.handle("POST /invoice/{id}/crypto", pg.HandleCryptoQuote())
 	r.handle("POST /invoice/{id}/crypto/simulate", pg.HandleCryptoSimulate())
 	r.handle("POST /invoice/{id}/skins", pg.HandleSkins())
@@ -48,6 +50,7 @@ func addRoutes(r *router, d Deps) {
 	r.handle("POST /refund/{token}", pg.HandleRefundAddress())
 	r.handle("GET /refund/", pg.HandleRefundNotFound())
 	r.handle("GET /assets/{name}", pg.HandleAsset())
+	r.handle("GET /assets/acquirer/{file}", pg.HandleAcquirerAdapter())
 
 	// The merchant dashboard (HTML; internal/dashboard). Every page but
 	// sign-in and setup redirects to sign-in without a session; every POST

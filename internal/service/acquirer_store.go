@@ -15,7 +15,7 @@ type storeAcquirer struct {
 	conn           pay.AcquirerConnector
 	acq            pay.Acquirer
 	publishableKey string
-	origins        pay.AcquirerOrigins
+	page           pay.AcquirerPage
 }
 
 // storeAcquirer returns the card acquirer of a store's mode, nil when it
@@ -36,7 +36,7 @@ func (s *Service) storeAcquirer(ctx context.Context, storeID string, mode checko
 		if err != nil {
 			return nil, checkout.Internal(fmt.Errorf("the %s account of store %s in %s mode: %w", conn.Name(), storeID, mode, err))
 		}
-		return &storeAcquirer{name: conn.Name(), conn: conn, acq: conn.Connect(c), publishableKey: c.PublishableKey, origins: conn.Origins()}, nil
+		return &storeAcquirer{name: conn.Name(), conn: conn, acq: conn.Connect(c), publishableKey: c.PublishableKey, page: conn.Page()}, nil
 	}
 	return nil, nil
 }
@@ -57,4 +57,16 @@ func (s *Service) acquirerConnectors() []pay.AcquirerConnector {
 	s.connectorsMu.Lock()
 	defer s.connectorsMu.Unlock()
 	return append([]pay.AcquirerConnector(nil), s.connectors...)
+}
+
+// AcquirerPage returns how the payment page takes a card through the card
+// acquirer named name (its adapter script), false for an acquirer this
+// service does not connect to.
+func (s *Service) AcquirerPage(name string) (pay.AcquirerPage, bool) {
+	for _, conn := range s.acquirerConnectors() {
+		if conn.Name() == name {
+			return conn.Page(), true
+		}
+	}
+	return pay.AcquirerPage{}, false
 }

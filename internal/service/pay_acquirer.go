@@ -160,9 +160,10 @@ func sameCurrency(a, b string) bool {
 // ReturnFromAcquirer looks up, at the acquirer, the card payment holding a
 // session when the buyer comes back to the page (the redirect after 3-D
 // Secure, or the page's own report of a decline), writes what it learns,
-// and returns the session as it is then. What the redirect says is not
+// and returns the session and that payment as they are then (the payment
+// nil when none was holding the session). What the redirect says is not
 // read: only the acquirer's answer to the lookup counts.
-func (s *Service) ReturnFromAcquirer(ctx context.Context, sessionID string) (*checkout.Session, error) {
+func (s *Service) ReturnFromAcquirer(ctx context.Context, sessionID string) (*PaymentOutcome, error) {
 	if !checkout.ValidSessionID(sessionID) {
 		return nil, checkout.Errorf(checkout.ECheckoutNotFound, "No such checkout session.")
 	}
@@ -171,30 +172,42 @@ func (s *Service) ReturnFromAcquirer(ctx context.Context, sessionID string) (*ch
 		return nil, err
 	}
 	if sess.ActivePaymentID == nil {
-		return sess, nil
+		// Settled already (by the webhook, the job, another tab): the
+		// latest card payment at the acquirer is the one the buyer comes
+		// back from.
+		ps, err := s.store.PaymentListBySession(ctx, sessionID)
+		if err != nil {
+			return nil, err
+		}
+		out := &PaymentOutcome{Session: sess}
+		for _, p := range ps {
+			if p.Acquirer != nil && (out.Payment == nil || p.CreatedAt.After(out.Payment.CreatedAt)) {
+				out.Payment = p
+			}
+		}
+		return out, nil
 	}
 	p, err := s.store.PaymentGet(ctx, *sess.ActivePaymentID)
 	if err != nil {
 		return nil, err
 	}
 	if p.Acquirer == nil || p.Status != checkout.PaymentProcessing {
-		return sess, nil
+		return &PaymentOutcome{Session: sess, Payment: p}, nil
 	}
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), chargeTimeout)
 	defer cancel()
 	out, err := s.reconcileAcquirer(ctx, p)
-	if err != nil {
-		if pay.Unavailable(err) {
-			// The payments job looks it up; the page shows it processing.
-			s.log.WarnContext(ctx, "card acquirer did not answer a lookup on the buyer's return", "payment_id", p.ID, "error", err)
-			return s.store.SessionGet(ctx, sessionID)
-		}
+	if err != nil && !pay.Unavailable(err) {
 		return nil, err
 	}
-	if out == nil {
-		return s.store.SessionGet(ctx, sessionID)
+	if err != nil {
+		// The payments job looks it up; the page shows it processing.
+		s.log.WarnContext(ctx, "card acquirer did not answer a lookup on the buyer's return", "payment_id", p.ID, "error", err)
 	}
-	return out.Session, nil
+	if out == nil {
+		return &PaymentOutcome{Session: sess, Payment: p}, nil
+	}
+	return out, nil
 }
 
 // reconcileAcquirer looks payment p up at its acquirer and writes what

@@ -34,12 +34,13 @@ type PageSession struct {
 }
 
 // PageAcquirer is what the page needs of a store's card acquirer: its
-// name (which script the page loads), the store's publishable key there,
-// and the origins its Content-Security-Policy admits.
+// name, the store's publishable key there, and how the page takes a card
+// through its element (scripts, the origins its Content-Security-Policy
+// admits).
 type PageAcquirer struct {
 	Name           string
 	PublishableKey string
-	Origins        pay.AcquirerOrigins
+	Page           pay.AcquirerPage
 }
 
 // PageSession returns a session for its payment page. Anyone holding the
@@ -68,7 +69,7 @@ func (s *Service) PageSession(ctx context.Context, id string) (*PageSession, err
 		return nil, err
 	}
 	if sa != nil {
-		ps.Acquirer = &PageAcquirer{Name: sa.name, PublishableKey: sa.publishableKey, Origins: sa.origins}
+		ps.Acquirer = &PageAcquirer{Name: sa.name, PublishableKey: sa.publishableKey, Page: sa.page}
 		if !slices.Contains(ps.Methods, checkout.MethodCard) {
 			ps.Methods = slices.Insert(ps.Methods, 0, checkout.MethodCard)
 		}

@@ -111,9 +111,9 @@ func (c *Connector) Connect(cr pay.AcquirerCredentials) pay.Acquirer {
 	return &Acquirer{Credentials: cr}
 }
 
-// Origins implements pay.AcquirerConnector.
-func (c *Connector) Origins() pay.AcquirerOrigins {
-	return pay.AcquirerOrigins{Script: []string{"https://acquirer.example"}}
+// Page implements pay.AcquirerConnector.
+func (c *Connector) Page() pay.AcquirerPage {
+	return pay.AcquirerPage{Script: "https://acquirer.example/v1.js", Origins: pay.AcquirerOrigins{Script: []string{"https://acquirer.example"}}}
 }
 
 // Acquirer is what Connect returns: it keeps its credentials, for tests to
