@@ -341,3 +341,19 @@ func TestResealAcquirerSecrets(t *testing.T) {
 		}
 	})
 }
+
+// Test-mode keys stand in for live ones only when the connector accepts
+// them (an operator's switch, for a merchant's manual checklist): then
+// they are kept with a warning that says so.
+func TestSetAcquirerAccountTestKeys(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		f := newAcquirerFixture(t, db)
+		f.conn.AllowTestKeys = true
+		p := goodAcquirerParams(f.m.ID)
+		p.SecretKey = acquirertest.TestSecretKey
+		info, err := f.svc.SetAcquirerAccount(context.Background(), p)
+		if err != nil || len(info.Warnings) != 1 || !strings.Contains(info.Warnings[0], "test-mode keys") || info.SecretKeyHint != "TEST" {
+			t.Errorf("SetAcquirerAccount with test keys allowed = %+v, %v; want them kept with a warning", info, err)
+		}
+	})
+}

@@ -36,6 +36,9 @@ const (
 type Connector struct {
 	// Label is its Name; "stripe" when "".
 	Label string
+	// AllowTestKeys accepts test-mode keys (Live false), as an operator
+	// may let Stripe's connector do; they are refused otherwise.
+	AllowTestKeys bool
 	mu    sync.Mutex
 	// unreachable makes Check fail as if the acquirer did not answer.
 	unreachable bool
@@ -73,8 +76,8 @@ func AccountID(secretKey string) string {
 	return "acct_" + hex.EncodeToString(h[:8])
 }
 
-// Check implements pay.AcquirerConnector: a secret key of sk_live_ or
-// sk_test_ and more than 16 characters, a publishable key of pk_ and a
+// Check implements pay.AcquirerConnector: a secret key of sk_live_ (or
+// sk_test_, with AllowTestKeys) and more than 16 characters, a publishable key of pk_ and a
 // webhook secret of whsec_ pass. A refused secret key is repeated in the
 // message, as an acquirer may do: the service must not pass it on.
 func (c *Connector) Check(_ context.Context, cr pay.AcquirerCredentials) (pay.AcquirerAccount, error) {
@@ -93,6 +96,8 @@ func (c *Connector) Check(_ context.Context, cr pay.AcquirerCredentials) (pay.Ac
 	switch {
 	case !live && !strings.HasPrefix(cr.SecretKey, "sk_test_") || len(cr.SecretKey) < 16:
 		return refuse("secret_key", "Invalid API Key provided: "+cr.SecretKey)
+	case !live && !c.AllowTestKeys:
+		return refuse("secret_key", "This is a test-mode key: live mode takes the account's live secret key.")
 	case !strings.HasPrefix(cr.PublishableKey, "pk_"):
 		return refuse("publishable_key", "The publishable key starts with pk_live_ or pk_test_.")
 	case !strings.HasPrefix(cr.WebhookSecret, "whsec_"):
