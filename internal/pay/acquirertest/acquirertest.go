@@ -39,7 +39,7 @@ type Connector struct {
 	// AllowTestKeys accepts test-mode keys (Live false), as an operator
 	// may let Stripe's connector do; they are refused otherwise.
 	AllowTestKeys bool
-	mu    sync.Mutex
+	mu            sync.Mutex
 	// unreachable makes Check fail as if the acquirer did not answer.
 	unreachable bool
 	checks      []pay.AcquirerCredentials
