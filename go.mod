@@ -13,6 +13,7 @@ require (
 	github.com/prometheus/client_golang v1.25.0
 	github.com/prometheus/client_model v0.6.3
 	github.com/prometheus/common v0.73.1
+	github.com/stripe/stripe-go/v85 v85.0.0
 	github.com/yaronf/httpsign v0.4.2
 	golang.org/x/crypto v0.58.0
 	golang.org/x/net v0.62.0

@@ -147,10 +147,15 @@ type AcquirerRefund struct {
 // AcquirerDispute is a dispute opened at the acquirer on a payment.
 type AcquirerDispute struct {
 	ID string
-	// AcquirerPayment is the disputed payment's acquirer id.
-	AcquirerPayment string
-	Amount          int64
-	Currency        string
+	// AcquirerPayment is the disputed payment's acquirer id;
+	// CheckoutPaymentID checkoutd's, from that payment's metadata ("" when
+	// it is not checkoutd's). A dispute event may not name checkoutd's
+	// payment (Stripe's disputes carry no metadata): the dispute's lookup
+	// does.
+	AcquirerPayment   string
+	CheckoutPaymentID string
+	Amount            int64
+	Currency          string
 	// Reason is one of checkout's dispute reasons (mapped; general when
 	// the acquirer's has no counterpart).
 	Reason string
@@ -185,7 +190,8 @@ type AcquirerEvent struct {
 	Verified bool
 	// AcquirerPayment is the acquirer's payment the event is about;
 	// CheckoutPaymentID checkoutd's, from the metadata ("" when the event
-	// is not checkoutd's: it is ignored).
+	// is not checkoutd's: it is ignored). A dispute event may have only
+	// AcquirerDispute: LookupDispute says whose payment it is.
 	AcquirerPayment   string
 	CheckoutPaymentID string
 	// AcquirerRefunds are the refunds a refund event names; AcquirerDispute
