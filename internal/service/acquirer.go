@@ -148,16 +148,12 @@ func (s *Service) SetAcquirerAccount(ctx context.Context, p AcquirerAccountParam
 	}
 	// Whether test-mode keys may stand in for live ones is the connector's
 	// to say (an operator's switch, for a merchant's run of the manual
-	// checklist): when it accepts them, the page says so.
-	warnings := acct.Warnings
-	if !acct.Live {
-		warnings = append([]string{fmt.Sprintf("These are %s test-mode keys: live sessions take only %s's test cards, and no money moves. Enter the live keys before you take payments.", title, title)}, warnings...)
-	}
+	// checklist); when it accepts them, its warnings say so.
 	by := s.origin(ctx).Actor
 	a := &checkout.AcquirerAccount{
 		MerchantID: p.MerchantID, Mode: p.Mode, Acquirer: conn.Name(), AccountID: acct.ID, PublishableKey: c.PublishableKey,
 		SecretKeyHint: checkout.SecretHint(c.SecretKey), WebhookSecretHint: checkout.SecretHint(c.WebhookSecret),
-		Warnings: warnings, SetBy: by, SetAt: s.now(),
+		Warnings: acct.Warnings, SetBy: by, SetAt: s.now(),
 	}
 	sealAcquirer(s.secrets, a, c)
 	err = s.inTx(ctx, func(tx *txn) error {

@@ -4,30 +4,48 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"reflect"
 	"strings"
 	"testing"
 
 	"github.com/checkoutd/checkoutd/checkout"
 	"github.com/checkoutd/checkoutd/internal/pay"
-	"github.com/checkoutd/checkoutd/internal/pay/acquirertest"
+	"github.com/checkoutd/checkoutd/internal/pay/stripefake"
+	"github.com/checkoutd/checkoutd/internal/pay/stripepay"
 	"github.com/checkoutd/checkoutd/internal/seal"
 	"github.com/checkoutd/checkoutd/internal/service"
 	"github.com/checkoutd/checkoutd/internal/store"
 	"github.com/checkoutd/checkoutd/internal/store/storetest"
 )
 
-// acquirerFixture is a fixture whose service connects to a stand-in
-// acquirer, as the operator at the command line.
+// A Stripe account's keys, as the fake takes them; each hint is its last
+// four characters.
+const (
+	stripeSecretKey      = "sk_live_51CheckoutdServiceTestKey000LIVE"
+	stripeTestSecretKey  = "sk_test_51CheckoutdServiceTestKey000TEST"
+	stripePublishableKey = "pk_live_51CheckoutdPublishableKey0000PUBL"
+	stripeTestPublishKey = "pk_test_51CheckoutdPublishableKey0000PUBL"
+	stripeWebhookSecret  = "whsec_Q2hlY2tvdXRkIHNlcnZpY2UgdGVzdHMhHSEC"
+	stripeOtherSecret    = "whsec_QW5vdGhlciBlbmRwb2ludCdzIHNlY3JldA9OLD"
+	stripeRolledKey      = "sk_live_51CheckoutdServiceTestKey00ROLLED"
+)
+
+// acquirerFixture is a fixture whose service connects to Stripe (a fake
+// of it), as the operator at the command line. The fake's account has a
+// webhook endpoint for the fixture's store, so a check gives no warning.
 type acquirerFixture struct {
 	*fixture
-	conn *acquirertest.Connector
+	fake *stripefake.Fake
+	conn *stripepay.Connector
 }
 
 func newAcquirerFixture(t *testing.T, db *store.DB) *acquirerFixture {
 	t.Helper()
-	f := &acquirerFixture{fixture: newFixture(t, db), conn: &acquirertest.Connector{}}
+	fake := stripefake.New(t, stripefake.Options{})
+	f := &acquirerFixture{fixture: newFixture(t, db), fake: fake, conn: stripepay.New(stripepay.Config{URL: fake.URL})}
 	f.svc = f.acquirerService(db, testSecretsKey)
+	fake.AddEndpoint(stripefake.Endpoint{URL: f.svc.AcquirerWebhookURL(f.m.ID, "stripe")})
 	return f
 }
 
@@ -39,7 +57,7 @@ func (f *acquirerFixture) acquirerService(db *store.DB, k *seal.Key) *service.Se
 
 func goodAcquirerParams(storeID string) service.AcquirerAccountParams {
 	return service.AcquirerAccountParams{MerchantID: storeID, Mode: checkout.ModeLive, Acquirer: "stripe",
-		SecretKey: " " + acquirertest.LiveSecretKey + "\n", PublishableKey: acquirertest.PublishableKey, WebhookSecret: acquirertest.WebhookSecret}
+		SecretKey: " " + stripeSecretKey + "\n", PublishableKey: stripePublishableKey, WebhookSecret: stripeWebhookSecret}
 }
 
 // noSecretIn fails if what (a row, an error, an entry: anything printed)
@@ -47,11 +65,23 @@ func goodAcquirerParams(storeID string) service.AcquirerAccountParams {
 func noSecretIn(t *testing.T, name string, what any) {
 	t.Helper()
 	s := fmt.Sprintf("%+v", what)
-	for _, secret := range []string{acquirertest.LiveSecretKey, acquirertest.WebhookSecret, acquirertest.OldWebhook, acquirertest.TestSecretKey} {
+	for _, secret := range []string{stripeSecretKey, stripeWebhookSecret, stripeOtherSecret, stripeTestSecretKey, "CheckoutdServiceTestKey"} {
 		if strings.Contains(s, secret) {
 			t.Errorf("%s holds the secret %q: %s", name, secret, s)
 		}
 	}
+}
+
+// accountReads counts the fake's answers to GET /v1/account: the
+// checks of keys.
+func accountReads(f *stripefake.Fake) int {
+	n := 0
+	for _, r := range f.Requests() {
+		if r.Method == "GET" && r.Path == "/v1/account" {
+			n++
+		}
+	}
+	return n
 }
 
 // sameInfo reports whether a and b are alike, their times at the same
@@ -80,8 +110,8 @@ func TestSetAcquirerAccount(t *testing.T) {
 		if err != nil {
 			t.Fatalf("SetAcquirerAccount = %v", err)
 		}
-		want := &service.AcquirerAccountInfo{Acquirer: "stripe", Mode: checkout.ModeLive, AccountID: acquirertest.AccountID(acquirertest.LiveSecretKey),
-			PublishableKey: acquirertest.PublishableKey, SecretKeyHint: "LIVE", WebhookSecretHint: "HSEC", SetBy: operator, SetAt: f.clock.Now(),
+		want := &service.AcquirerAccountInfo{Acquirer: "stripe", Mode: checkout.ModeLive, AccountID: stripefake.AccountID,
+			PublishableKey: stripePublishableKey, SecretKeyHint: "LIVE", WebhookSecretHint: "HSEC", SetBy: operator, SetAt: f.clock.Now(),
 			WebhookURL: "https://api.example/webhooks/stripe/" + f.m.ID}
 		if !sameInfo(info, want) {
 			t.Errorf("SetAcquirerAccount = %+v; want %+v", info, want)
@@ -89,9 +119,8 @@ func TestSetAcquirerAccount(t *testing.T) {
 		if got, err := f.svc.AcquirerAccountOf(ctx, f.m.ID, checkout.ModeLive, "stripe"); err != nil || !sameInfo(got, want) {
 			t.Errorf("AcquirerAccountOf = %+v, %v; want %+v", got, err, want)
 		}
-		checks := f.conn.Checks()
-		if len(checks) != 1 || checks[0].SecretKey != acquirertest.LiveSecretKey {
-			t.Errorf("the connector checked %v; want the trimmed keys once", checks)
+		if n := accountReads(f.fake); n != 1 {
+			t.Errorf("Stripe was asked for the account %d times; want once, by the check", n)
 		}
 
 		// At rest: sealed with the secrets key, for the row.
@@ -115,9 +144,12 @@ func TestSetAcquirerAccount(t *testing.T) {
 			if err != nil || !ok || conn != f.conn {
 				t.Fatalf("node %d: AcquirerFor = %v, %v, %v", i, conn, ok, err)
 			}
-			wantCreds := pay.AcquirerCredentials{SecretKey: acquirertest.LiveSecretKey, PublishableKey: acquirertest.PublishableKey, WebhookSecret: acquirertest.WebhookSecret}
-			if got := acq.(*acquirertest.Acquirer).Credentials; got != wantCreds {
-				t.Errorf("node %d: AcquirerFor connected with %+v; want the keys entered", i, got)
+			if acq == nil {
+				t.Fatalf("node %d: AcquirerFor gave no Acquirer", i)
+			}
+			wantCreds := pay.AcquirerCredentials{SecretKey: stripeSecretKey, PublishableKey: stripePublishableKey, WebhookSecret: stripeWebhookSecret}
+			if got, err := svc.AcquirerCredentials(ctx, f.m.ID, checkout.ModeLive, "stripe"); err != nil || got != wantCreds {
+				t.Errorf("node %d: the sealed credentials open to %+v, %v; want the keys entered", i, got, err)
 			}
 		}
 		if _, _, ok, err := f.svc.AcquirerFor(ctx, f.m.ID, checkout.ModeTest); ok || err != nil {
@@ -132,13 +164,14 @@ func TestSetAcquirerAccount(t *testing.T) {
 		}
 		noSecretIn(t, "the error", err)
 
-		// Set again with a webhook endpoint of an old version: replaced,
+		// Set again with a webhook endpoint of an old API version: replaced,
 		// with the check's warning kept.
 		f.clock.Advance(60e9)
+		f.fake.AddEndpoint(stripefake.Endpoint{URL: f.svc.AcquirerWebhookURL(f.m.ID, "stripe"), APIVersion: "2024-06-20"})
 		p := goodAcquirerParams(f.m.ID)
-		p.WebhookSecret = acquirertest.OldWebhook
+		p.WebhookSecret = stripeOtherSecret
 		info, err = f.svc.SetAcquirerAccount(ctx, p)
-		if err != nil || !reflect.DeepEqual(info.Warnings, []string{acquirertest.Warning}) || info.WebhookSecretHint != "9OLD" {
+		if err != nil || len(info.Warnings) != 1 || !strings.Contains(info.Warnings[0], "2024-06-20") || info.WebhookSecretHint != "9OLD" {
 			t.Errorf("SetAcquirerAccount with an old endpoint = %+v, %v; want its warning and the new hint", info, err)
 		}
 		if got, _ := f.svc.AcquirerAccountOf(ctx, f.m.ID, checkout.ModeLive, "stripe"); !sameInfo(got, info) {
@@ -173,17 +206,19 @@ func TestSetAcquirerAccountRefused(t *testing.T) {
 		}
 		before, _ := db.AcquirerAccountGet(ctx, f.m.ID, checkout.ModeLive, "stripe")
 		other := newFixture(t, db) // a store with no account
+		f.fake.RevokeKey(stripeRolledKey)
 		cases := []struct {
 			name   string
 			edit   func(p *service.AcquirerAccountParams)
 			code   string
 			params []string // the violations' fields
 		}{
-			{"a wrong secret key", func(p *service.AcquirerAccountParams) { p.SecretKey = "sk_live_wrong" }, checkout.EValidationFailed, []string{"secret_key"}},
-			{"a key that is no key", func(p *service.AcquirerAccountParams) { p.SecretKey = "rk_nonsense_" + acquirertest.LiveSecretKey }, checkout.EValidationFailed, []string{"secret_key"}},
-			{"a test-mode key", func(p *service.AcquirerAccountParams) { p.SecretKey = acquirertest.TestSecretKey }, checkout.EValidationFailed, []string{"secret_key"}},
-			{"a wrong publishable key", func(p *service.AcquirerAccountParams) { p.PublishableKey = "sk_live_oops" }, checkout.EValidationFailed, []string{"publishable_key"}},
-			{"a wrong webhook secret", func(p *service.AcquirerAccountParams) { p.WebhookSecret = "sk_live_x" }, checkout.EValidationFailed, []string{"webhook_secret"}},
+			{"a rolled secret key", func(p *service.AcquirerAccountParams) { p.SecretKey = stripeRolledKey }, checkout.EValidationFailed, []string{"secret_key"}},
+			{"a key that is no key", func(p *service.AcquirerAccountParams) { p.SecretKey = "hunter2hunter2hunter2" }, checkout.EValidationFailed, []string{"secret_key"}},
+			{"the publishable key for the secret", func(p *service.AcquirerAccountParams) { p.SecretKey = stripePublishableKey }, checkout.EValidationFailed, []string{"secret_key"}},
+			{"a test-mode key", func(p *service.AcquirerAccountParams) { p.SecretKey = stripeTestSecretKey }, checkout.EValidationFailed, []string{"secret_key"}},
+			{"a secret key for the publishable", func(p *service.AcquirerAccountParams) { p.PublishableKey = stripeSecretKey }, checkout.EValidationFailed, []string{"publishable_key"}},
+			{"a wrong webhook secret", func(p *service.AcquirerAccountParams) { p.WebhookSecret = "whsec_short" }, checkout.EValidationFailed, []string{"webhook_secret"}},
 			{"nothing", func(p *service.AcquirerAccountParams) { p.SecretKey, p.PublishableKey, p.WebhookSecret = " ", "", "" }, checkout.EValidationFailed,
 				[]string{"secret_key", "publishable_key", "webhook_secret"}},
 			{"test mode", func(p *service.AcquirerAccountParams) { p.Mode = checkout.ModeTest }, checkout.EValidationFailed, []string{"mode"}},
@@ -212,12 +247,11 @@ func TestSetAcquirerAccountRefused(t *testing.T) {
 				}
 			}
 		}
-		f.conn.SetUnreachable(true)
+		f.fake.FailNext("/v1/account", http.StatusServiceUnavailable)
 		_, err := f.svc.SetAcquirerAccount(ctx, goodAcquirerParams(other.m.ID))
 		if !checkout.IsCode(err, checkout.EUnavailable) || !strings.Contains(checkout.ErrorMessage(err), "nothing was saved") {
 			t.Errorf("SetAcquirerAccount with Stripe out of reach = %v; want service_unavailable, nothing saved", err)
 		}
-		f.conn.SetUnreachable(false)
 
 		// Nothing was kept: the first store's account is as it was, the
 		// other has none, and nothing was recorded.
@@ -235,13 +269,13 @@ func TestSetAcquirerAccountRefused(t *testing.T) {
 
 		// Without a secrets key: refused before the acquirer is asked, with
 		// the HMAC keys' explanation.
-		n := len(f.conn.Checks())
+		n := accountReads(f.fake)
 		_, err = f.acquirerService(db, nil).SetAcquirerAccount(ctx, goodAcquirerParams(other.m.ID))
 		var ce *checkout.Error
 		if !errors.As(err, &ce) || ce.Param != "secret_key" || !strings.Contains(ce.Message, "--secrets-key or CHECKOUTD_SECRETS_KEY") {
 			t.Errorf("SetAcquirerAccount without a secrets key = %v; want a refusal of secret_key saying how to set one", err)
 		}
-		if len(f.conn.Checks()) != n {
+		if accountReads(f.fake) != n {
 			t.Error("without a secrets key, the keys were still sent to the acquirer")
 		}
 		// Without an acquirer configured.
@@ -311,9 +345,12 @@ func TestResealAcquirerSecrets(t *testing.T) {
 		if !strings.HasPrefix(row.SealedSecretKey, "v1."+next.ID()+".") || !strings.HasPrefix(row.SealedWebhookSecret, "v1."+next.ID()+".") || row.SecretKeyHint != "LIVE" {
 			t.Errorf("after ResealSecrets, the row = %+v; want both secrets sealed with %s, the hints kept", row, next.ID())
 		}
-		acq, _, ok, err := f.acquirerService(db, next).AcquirerFor(ctx, f.m.ID, checkout.ModeLive)
-		if err != nil || !ok || acq.(*acquirertest.Acquirer).Credentials.WebhookSecret != acquirertest.WebhookSecret {
-			t.Errorf("AcquirerFor with the new key = %v, %v; want the keys entered", ok, err)
+		nextNode := f.acquirerService(db, next)
+		if _, _, ok, err := nextNode.AcquirerFor(ctx, f.m.ID, checkout.ModeLive); err != nil || !ok {
+			t.Errorf("AcquirerFor with the new key = %v, %v; want the account", ok, err)
+		}
+		if c, err := nextNode.AcquirerCredentials(ctx, f.m.ID, checkout.ModeLive, "stripe"); err != nil || c.SecretKey != stripeSecretKey || c.WebhookSecret != stripeWebhookSecret {
+			t.Errorf("the new key opens the credentials to %+v, %v; want the keys entered", c, err)
 		}
 		if _, _, _, err := f.svc.AcquirerFor(ctx, f.m.ID, checkout.ModeLive); !errors.Is(err, seal.ErrOtherKey) {
 			t.Errorf("AcquirerFor with the old key = %v; want seal.ErrOtherKey", err)
@@ -348,9 +385,10 @@ func TestResealAcquirerSecrets(t *testing.T) {
 func TestSetAcquirerAccountTestKeys(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		f := newAcquirerFixture(t, db)
-		f.conn.AllowTestKeys = true
+		f.conn = stripepay.New(stripepay.Config{URL: f.fake.URL, AllowTestKeys: true})
+		f.svc = f.acquirerService(db, testSecretsKey)
 		p := goodAcquirerParams(f.m.ID)
-		p.SecretKey = acquirertest.TestSecretKey
+		p.SecretKey, p.PublishableKey = stripeTestSecretKey, stripeTestPublishKey
 		info, err := f.svc.SetAcquirerAccount(context.Background(), p)
 		if err != nil || len(info.Warnings) != 1 || !strings.Contains(info.Warnings[0], "test-mode keys") || info.SecretKeyHint != "TEST" {
 			t.Errorf("SetAcquirerAccount with test keys allowed = %+v, %v; want them kept with a warning", info, err)

@@ -9,7 +9,8 @@ import (
 
 	"github.com/checkoutd/checkoutd/checkout"
 	"github.com/checkoutd/checkoutd/internal/pay"
-	"github.com/checkoutd/checkoutd/internal/pay/acquirertest"
+	"github.com/checkoutd/checkoutd/internal/pay/stripefake"
+	"github.com/checkoutd/checkoutd/internal/pay/stripepay"
 	"github.com/checkoutd/checkoutd/internal/seal"
 	"github.com/checkoutd/checkoutd/internal/service"
 	"github.com/checkoutd/checkoutd/internal/store"
@@ -23,7 +24,8 @@ func newAuditFixture(t *testing.T, db *store.DB) *payFixture {
 	f := newPayFixture(t, db)
 	f.svc = service.New(service.Config{
 		Store: db, Now: f.clock.Now, CacheNow: f.cache.Now, CheckoutBaseURL: "https://pay.example", Logger: f.log,
-		URLs: fakeURLs{}, SecretsKey: testSecretsKey, Acquirers: []pay.AcquirerConnector{&acquirertest.Connector{}},
+		URLs: fakeURLs{}, SecretsKey: testSecretsKey,
+		Acquirers:  []pay.AcquirerConnector{stripepay.New(stripepay.Config{URL: stripefake.New(t, stripefake.Options{}).URL})},
 		Processors: pay.Registry{Test: pay.Processors{Card: f.cards, Crypto: pay.TestNetwork{}, Skins: f.skins}},
 	})
 	return f
@@ -345,14 +347,14 @@ func TestAuditEveryChange(t *testing.T) {
 			return svc.RemoveCryptoKey(octx, f.m.ID, "LTC")
 		})
 		obj = "stripe"
-		secrets = append(secrets, acquirertest.LiveSecretKey, acquirertest.WebhookSecret)
+		secrets = append(secrets, stripeSecretKey, stripeWebhookSecret)
 		step("SetAcquirerAccount", checkout.AuditAcquirerSet, f.m.ID, is, func() error {
 			_, err := svc.SetAcquirerAccount(octx, goodAcquirerParams(f.m.ID))
 			return err
 		})
 		step("SetAcquirerAccount with a wrong key", "", "", none, func() error {
 			p := goodAcquirerParams(f.m.ID)
-			p.SecretKey = "sk_live_wrong"
+			p.SecretKey = "hunter2hunter2hunter2"
 			_, err := svc.SetAcquirerAccount(octx, p)
 			return err
 		})

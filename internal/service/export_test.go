@@ -50,3 +50,13 @@ func (s *Service) UseAcquirer(storeID string, mode checkout.Mode, conn pay.Acqui
 		panic(fmt.Sprintf("UseAcquirer: %v", err))
 	}
 }
+
+// AcquirerCredentials opens a store's sealed acquirer credentials, for
+// tests that they open to the very keys entered.
+func (s *Service) AcquirerCredentials(ctx context.Context, storeID string, mode checkout.Mode, acquirer string) (pay.AcquirerCredentials, error) {
+	a, err := s.store.AcquirerAccountGet(ctx, storeID, mode, acquirer)
+	if err != nil {
+		return pay.AcquirerCredentials{}, err
+	}
+	return s.openAcquirer(a)
+}
