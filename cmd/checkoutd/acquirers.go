@@ -13,6 +13,7 @@ import (
 
 	"github.com/checkoutd/checkoutd/checkout"
 	"github.com/checkoutd/checkoutd/internal/pay"
+	"github.com/checkoutd/checkoutd/internal/pay/stripepay"
 	"github.com/checkoutd/checkoutd/internal/service"
 )
 
@@ -23,11 +24,13 @@ import (
 // acquirerFlags say where the acquirers' APIs are: their real addresses
 // unless a test points them at a fake.
 type acquirerFlags struct {
-	stripeAPIURL string
+	stripeAPIURL   string
+	stripeTestKeys bool
 }
 
 func (f *acquirerFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.stripeAPIURL, "stripe-api-url", defaultStripeAPIURL, "Stripe's API address; change it only to test against a fake of Stripe")
+	fs.BoolVar(&f.stripeTestKeys, "stripe-allow-test-keys", false, "accept Stripe test-mode keys (sk_test_) as stores' live keys, for a merchant's run of the manual checklist against Stripe's test mode (docs/payments.md); never in production")
 }
 
 // defaultStripeAPIURL is Stripe's API.
@@ -35,9 +38,7 @@ const defaultStripeAPIURL = "https://api.stripe.com"
 
 // connectors returns the acquirers stores can set up their accounts at.
 func (f *acquirerFlags) connectors() []pay.AcquirerConnector {
-	// The Stripe connector (internal/pay/stripepay) is wired here, at
-	// f.stripeAPIURL, once its branch is merged.
-	return nil
+	return []pay.AcquirerConnector{stripepay.New(stripepay.Config{URL: f.stripeAPIURL, AllowTestKeys: f.stripeTestKeys})}
 }
 
 // storesStripe manages stores' own Stripe accounts.

@@ -2,29 +2,47 @@ package main
 
 import (
 	"context"
+	"encoding/hex"
+	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
 	"github.com/checkoutd/checkoutd/checkout"
-	"github.com/checkoutd/checkoutd/internal/pay"
-	"github.com/checkoutd/checkoutd/internal/pay/acquirertest"
-	"github.com/checkoutd/checkoutd/internal/service"
+	"github.com/checkoutd/checkoutd/internal/pay/stripefake"
 )
 
-// seedStripeAccount sets up a store's Stripe account as the operator,
-// through the service and a stand-in acquirer, sealed with the CLI tests'
-// secrets key.
-func seedStripeAccount(t *testing.T, db database, storeID string) {
+// The keys of a Stripe account, as the fake (package stripefake) takes
+// them.
+const (
+	cliStripeSecretKey   = "sk_live_51CheckoutdCLITestSecretKey0LIVE"
+	cliStripePublishable = "pk_live_51CheckoutdCLITestPublishable0PUBL"
+	cliStripeWebhook     = "whsec_Q2hlY2tvdXRkIENMSSB0ZXN0cyBzZWNyZXQ9OLD"
+)
+
+// stripeFake is a fake of Stripe's API with a webhook endpoint of an old
+// API version, so that a check warns.
+func stripeFake(t *testing.T) *stripefake.Fake {
 	t.Helper()
-	svc := service.New(service.Config{Store: db.open(t), SecretsKey: mustSecretsKey(t), Actor: checkout.Actor{Kind: checkout.ActorCLI, Name: "root"},
-		Acquirers: []pay.AcquirerConnector{&acquirertest.Connector{}}})
-	_, err := svc.SetAcquirerAccount(context.Background(), service.AcquirerAccountParams{MerchantID: storeID, Mode: checkout.ModeLive, Acquirer: "stripe",
-		SecretKey: acquirertest.LiveSecretKey, PublishableKey: acquirertest.PublishableKey, WebhookSecret: acquirertest.OldWebhook})
+	f := stripefake.New(t, stripefake.Options{})
+	f.AddEndpoint(stripefake.Endpoint{URL: "https://pay.example.com/webhooks/stripe/any", APIVersion: "2024-06-20"})
+	return f
+}
+
+// setStripe runs stores stripe set for a store with the keys above, from
+// files, against fake, and returns its --json.
+func setStripe(t *testing.T, db database, fake *stripefake.Fake, storeID string) string {
+	t.Helper()
+	args := []string{"stores", "stripe", "set", storeID, "--secret-key-file", writeSecret(t, "sk", cliStripeSecretKey),
+		"--publishable-key", cliStripePublishable, "--webhook-secret-file", "-", "--stripe-api-url", fake.URL, "--json",
+		"--secrets-key", hex.EncodeToString(hmacSecretsKey)}
+	out, errOut, err := cliIn(t, vars{}, cliStripeWebhook+"\n", append(args, db.flags...)...)
 	if err != nil {
-		t.Fatal(err)
+		t.Fatalf("stores stripe set = %v\n%s", err, errOut)
 	}
+	return out
 }
 
 // writeSecret writes a secret into a file of the test's, as an operator
@@ -38,34 +56,62 @@ func writeSecret(t *testing.T, name, secret string) string {
 	return path
 }
 
-// stores stripe show prints a store's Stripe account with the secrets'
-// hints, never a secret; remove deletes it.
-func TestStoresStripeShowRemove(t *testing.T) {
+// stores stripe set checks the keys with Stripe and keeps them sealed;
+// show prints the account with the secrets' hints and the check's
+// warnings, never a secret; remove deletes it. Each prints one JSON object
+// with --json.
+func TestStoresStripe(t *testing.T) {
 	eachDatabase(t, func(t *testing.T, db database) {
 		st := createStore(t, vars{}, db.flags, "--name", "Acme", "--currency", "USD")
 		if _, _, err := cli(t, vars{}, append([]string{"stores", "stripe", "show", st.ID}, db.flags...)...); checkout.ErrorCode(err) != checkout.ENotFound {
 			t.Errorf("show before any account = %v; want not_found", err)
 		}
-		seedStripeAccount(t, db, st.ID)
+		fake := stripeFake(t)
+		var set acquirerAccountJSON
+		decodeOne(t, setStripe(t, db, fake, st.ID), &set)
+		if set.Object != "acquirer_account" || set.StoreID != st.ID || set.AccountID != stripefake.AccountID || set.Mode != "live" ||
+			set.PublishableKey != cliStripePublishable || set.SecretKeyHint != "LIVE" || set.WebhookSecretHint != "9OLD" ||
+			!strings.HasPrefix(set.SetBy, "cli ") || len(set.Warnings) != 1 || !strings.Contains(set.Warnings[0], "2024-06-20") ||
+			!strings.HasSuffix(set.WebhookURL, "/webhooks/stripe/"+st.ID) {
+			t.Errorf("set --json = %+v", set)
+		}
+		// Sealed at rest, with the secrets key given.
+		row, err := db.open(t).AcquirerAccountGet(context.Background(), st.ID, checkout.ModeLive, "stripe")
+		if err != nil || strings.Contains(fmt.Sprintf("%+v", row), "CheckoutdCLITestSecretKey") || strings.Contains(fmt.Sprintf("%+v", row), cliStripeWebhook) ||
+			!strings.HasPrefix(row.SealedSecretKey, "v1."+mustSecretsKey(t).ID()+".") {
+			t.Errorf("the stored account = %+v, %v; want its secrets sealed", row, err)
+		}
+
 		out := mustCLI(t, vars{}, append([]string{"stores", "stripe", "show", st.ID, "--json"}, db.flags...)...)
 		var got acquirerAccountJSON
 		decodeOne(t, out, &got)
-		if got.Object != "acquirer_account" || got.StoreID != st.ID || got.AccountID != acquirertest.AccountID(acquirertest.LiveSecretKey) ||
-			got.PublishableKey != acquirertest.PublishableKey || got.SecretKeyHint != "LIVE" || got.WebhookSecretHint != "9OLD" || got.Mode != "live" ||
-			got.SetBy != "cli root" || len(got.Warnings) != 1 || !strings.HasSuffix(got.WebhookURL, "/webhooks/stripe/"+st.ID) {
-			t.Errorf("show --json = %+v", got)
+		if !reflect.DeepEqual(got, set) {
+			t.Errorf("show --json = %+v; want what set printed, %+v", got, set)
 		}
 		human := mustCLI(t, vars{}, append([]string{"stores", "stripe", "show", st.ID}, db.flags...)...)
-		for _, want := range []string{"...LIVE", "...9OLD", "warning:", got.AccountID} {
+		for _, want := range []string{"...LIVE", "...9OLD", "warning:", stripefake.AccountID, "/webhooks/stripe/" + st.ID} {
 			if !strings.Contains(human, want) {
 				t.Errorf("show has no %q:\n%s", want, human)
 			}
 		}
 		for _, s := range []string{out, human} {
-			if strings.Contains(s, acquirertest.LiveSecretKey) || strings.Contains(s, acquirertest.OldWebhook) {
+			if strings.Contains(s, cliStripeSecretKey) || strings.Contains(s, cliStripeWebhook) {
 				t.Errorf("show prints a secret:\n%s", s)
 			}
 		}
+
+		// A refused key: the flag named, nothing kept, no secret repeated.
+		fake.RevokeKey("sk_live_51CheckoutdCLITestRolled000000000")
+		_, _, err = cliIn(t, vars{}, cliStripeWebhook+"\n", append([]string{"stores", "stripe", "set", st.ID,
+			"--secret-key-file", writeSecret(t, "rolled", "sk_live_51CheckoutdCLITestRolled000000000"), "--publishable-key", cliStripePublishable,
+			"--webhook-secret-file", "-", "--stripe-api-url", fake.URL, "--secrets-key", hex.EncodeToString(hmacSecretsKey)}, db.flags...)...)
+		if err == nil || !strings.Contains(err.Error(), "--secret-key-file: Stripe refused the secret key") || strings.Contains(err.Error(), "Rolled") {
+			t.Errorf("set with a rolled key = %v; want the flag named, the key not repeated", err)
+		}
+		if again, _ := db.open(t).AcquirerAccountGet(context.Background(), st.ID, checkout.ModeLive, "stripe"); again == nil || again.SealedSecretKey != row.SealedSecretKey {
+			t.Error("a refused set changed the account")
+		}
+
 		out = mustCLI(t, vars{}, append([]string{"stores", "stripe", "remove", st.ID, "--json"}, db.flags...)...)
 		var removed map[string]any
 		decodeOne(t, out, &removed)
@@ -85,13 +131,13 @@ func TestStoresStripeShowRemove(t *testing.T) {
 func TestStoresStripeSetUsage(t *testing.T) {
 	db := newDatabase(t, "sqlite")
 	st := createStore(t, vars{}, db.flags, "--name", "Acme", "--currency", "USD")
-	sk := writeSecret(t, "sk", acquirertest.LiveSecretKey)
-	wh := writeSecret(t, "wh", acquirertest.WebhookSecret)
+	sk := writeSecret(t, "sk", cliStripeSecretKey)
+	wh := writeSecret(t, "wh", cliStripeWebhook)
 	empty := writeSecret(t, "empty", "  ")
 	set := func(stdin string, args ...string) error {
 		t.Helper()
 		_, _, err := cliIn(t, vars{}, stdin, append(append([]string{"stores", "stripe", "set", st.ID}, args...), db.flags...)...)
-		if err != nil && (strings.Contains(err.Error(), acquirertest.LiveSecretKey) || strings.Contains(err.Error(), acquirertest.WebhookSecret)) {
+		if err != nil && (strings.Contains(err.Error(), cliStripeSecretKey) || strings.Contains(err.Error(), cliStripeWebhook)) {
 			t.Errorf("the error repeats a secret: %v", err)
 		}
 		return err
@@ -103,8 +149,8 @@ func TestStoresStripeSetUsage(t *testing.T) {
 		want  string
 	}{
 		{"no flags", "", nil, "the secrets come from files"},
-		{"a key as a flag", "", []string{"--secret-key", acquirertest.LiveSecretKey}, "flag provided but not defined"},
-		{"both from stdin", acquirertest.LiveSecretKey, []string{"--secret-key-file", "-", "--publishable-key", "pk_live_x", "--webhook-secret-file", "-"}, "only one"},
+		{"a key as a flag", "", []string{"--secret-key", cliStripeSecretKey}, "flag provided but not defined"},
+		{"both from stdin", cliStripeSecretKey, []string{"--secret-key-file", "-", "--publishable-key", "pk_live_x", "--webhook-secret-file", "-"}, "only one"},
 		{"no such file", "", []string{"--secret-key-file", sk + ".gone", "--publishable-key", "pk_live_x", "--webhook-secret-file", wh}, "--secret-key-file: open"},
 		{"an empty file", "", []string{"--secret-key-file", sk, "--publishable-key", "pk_live_x", "--webhook-secret-file", empty}, "--webhook-secret-file: " + empty + " holds no secret"},
 		{"empty stdin", "", []string{"--secret-key-file", "-", "--publishable-key", "pk_live_x", "--webhook-secret-file", wh}, "standard input holds no secret"},
