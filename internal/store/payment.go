@@ -90,7 +90,7 @@ func (tx *Tx) PaymentInsert(ctx context.Context, p *checkout.Payment) error {
 // PaymentUpdate writes a payment's mutable fields. Capturing a second
 // payment of one session is a conflict.
 func (tx *Tx) PaymentUpdate(ctx context.Context, p *checkout.Payment) error {
-	details, err := json.Marshal(paymentDetails{Crypto: p.Crypto, Skins: p.Skins, Dispute: p.DisputePlan})
+	details, err := json.Marshal(paymentDetails{Crypto: p.Crypto, Skins: p.Skins, Dispute: p.DisputePlan, Acquirer: p.Acquirer})
 	if err != nil {
 		return err
 	}

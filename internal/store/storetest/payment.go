@@ -128,6 +128,7 @@ func testPaymentUpdate(t *testing.T, db *store.DB) {
 		}
 		got.UpdatedAt = time.UnixMilli(base.Add(3 * time.Second).UnixMilli())
 		got.CardBrand, got.BuyerCountry, got.ReceiptEmail = ptr("mastercard"), ptr("DE"), ptr("new@example.com")
+		got.Acquirer = &checkout.AcquirerRef{Name: "stripe", ID: "pi_2", ChargeID: "ch_2", Status: "succeeded"}
 		p = got
 		return tx.PaymentUpdate(ctx, got)
 	})
