@@ -428,4 +428,6 @@ func waitingAtAcquirer(p *checkout.Payment) bool {
 
 // acquirerAdapterPath is where the page serves checkoutd's script for a
 // card acquirer's element.
-func acquirerAdapterPath(name string) string { return "/assets/acquirer/" + url.PathEscape(name) + ".js" }
+func acquirerAdapterPath(name string) string {
+	return "/assets/acquirer/" + url.PathEscape(name) + ".js"
+}
