@@ -3,6 +3,8 @@ package pay
 import (
 	"context"
 	"errors"
+	"fmt"
+	"log/slog"
 	"net/http"
 	"time"
 )
@@ -64,6 +66,25 @@ type AcquirerCredentials struct {
 	// AccountID is the account acted for when the secret key is a
 	// platform's (Stripe Connect, later); "" for the key's own account.
 	AccountID string
+}
+
+// String, GoString and LogValue show which credentials are set and never
+// a secret, should credentials reach a log line or an error by mistake.
+func (c AcquirerCredentials) String() string {
+	return fmt.Sprintf("pay.AcquirerCredentials{SecretKey:%s PublishableKey:%q WebhookSecret:%s AccountID:%q}",
+		redacted(c.SecretKey), c.PublishableKey, redacted(c.WebhookSecret), c.AccountID)
+}
+
+func (c AcquirerCredentials) GoString() string { return c.String() }
+
+func (c AcquirerCredentials) LogValue() slog.Value { return slog.StringValue(c.String()) }
+
+// redacted says whether a secret is set, and nothing of it.
+func redacted(secret string) string {
+	if secret == "" {
+		return `""`
+	}
+	return "[redacted]"
 }
 
 // AcquirerAccount is what a check of credentials learned.

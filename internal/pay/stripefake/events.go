@@ -76,6 +76,11 @@ func Header(ev Event, secret string, t time.Time) http.Header {
 	return h
 }
 
+// Header is the headers of ev signed with secret at the fake's now.
+func (f *Fake) Header(ev Event, secret string) http.Header {
+	return Header(ev, secret, f.opts.Now())
+}
+
 // Send posts ev to url as Stripe delivers it, signed with secret at the
 // fake's now, and returns the status answered. Send it twice for a
 // duplicate, events in another order for an out-of-order delivery.

@@ -38,7 +38,7 @@ const (
 	CardProcessingError        = "pm_card_chargeDeclinedProcessingError"
 	CardAuthenticationRequired = "pm_card_authenticationRequired" // 3-D Secure: requires_action until CompleteAction
 	CardDispute                = "pm_card_createDispute"          // succeeds, then a dispute opens after Delay
-	CardRefundFail             = "pm_card_refundFail"             // succeeds; its refunds fail after Delay
+	CardRefundFail             = "pm_card_refundFail"             // succeeds; its refunds fail after Delay (Options.RefundFailSucceedsFirst)
 )
 
 // card is what a test payment method does when a payment is confirmed
@@ -78,6 +78,10 @@ type Options struct {
 	// TLS serves HTTPS (with httptest's certificate; use Client) rather
 	// than HTTP.
 	TLS bool
+	// RefundFailSucceedsFirst makes a refund of CardRefundFail begin
+	// succeeded and turn failed after Delay, as Stripe's does (its test
+	// card 4000 0000 0000 5126); it begins pending otherwise.
+	RefundFailSucceedsFirst bool
 	// OnEvent, when set, is called with each event as it happens, after
 	// the fake's lock is released and before the request that caused it
 	// is answered: a test may deliver it at once (Send).

@@ -270,6 +270,9 @@ func (f *Fake) due() {
 	}
 	slices.SortFunc(refunds, func(a, b *refund) int { return a.failAt.Compare(b.failAt) })
 	for _, r := range refunds {
+		if r.status == "succeeded" {
+			f.charges[r.charge].refunded -= r.amount
+		}
 		r.status, r.failureReason, r.failAt = "failed", "expired_or_canceled_card", time.Time{}
 		f.emit("refund.updated", r.json())
 		f.emit("charge.refund.updated", r.json())
@@ -359,7 +362,10 @@ func createRefund(f *Fake, form url.Values, _, _ string) (int, any) {
 	r := &refund{id: newID("re"), charge: ch.id, intent: ch.intent, amount: amount, currency: ch.currency,
 		status: "succeeded", metadata: metadata(form), created: now}
 	if ch.card.refundFail {
-		r.status, r.failAt = "pending", now.Add(f.opts.Delay)
+		r.failAt = now.Add(f.opts.Delay)
+		if !f.opts.RefundFailSucceedsFirst {
+			r.status = "pending"
+		}
 	}
 	f.refunds[r.id] = r
 	f.emit("refund.created", r.json())

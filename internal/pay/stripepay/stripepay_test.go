@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"strings"
 	"testing"
@@ -509,6 +510,14 @@ func noKey(t *testing.T, texts ...string) {
 func TestNoKeyInStrings(t *testing.T) {
 	f := newFlow(t)
 	noKey(t, fmt.Sprintf("%v %+v %#v %s", f.acq, f.acq, f.acq, f.acq), fmt.Sprintf("%v %+v %#v", f.conn, f.conn, f.conn))
+	noKey(t, fmt.Sprintf("%v %+v %#v %s", testCreds, testCreds, testCreds, testCreds), fmt.Sprintf("%+v", struct{ C pay.AcquirerCredentials }{testCreds}))
+	var b strings.Builder
+	slog.New(slog.NewJSONHandler(&b, nil)).Info("x", "creds", testCreds)
+	slog.New(slog.NewTextHandler(&b, nil)).Info("x", "creds", testCreds)
+	noKey(t, b.String())
+	if !strings.Contains(b.String(), testPublishableKey) {
+		t.Errorf("the publishable key, which is public, is not shown: %s", b.String())
+	}
 }
 
 func TestCheck(t *testing.T) {
@@ -579,5 +588,28 @@ func TestPage(t *testing.T) {
 	if pg.Script != "https://js.stripe.com/v3" || len(pg.Adapter) == 0 ||
 		fmt.Sprint(pg.Origins) != fmt.Sprint(pay.AcquirerOrigins{Script: []string{"https://js.stripe.com"}, Frame: []string{"https://js.stripe.com", "https://hooks.stripe.com"}, Connect: []string{"https://api.stripe.com"}}) {
 		t.Fatalf("%+v", pg)
+	}
+}
+
+// As Stripe's: the refund of the test card 5126 shows succeeded, then
+// fails.
+func TestRefundFailsAfterSucceeding(t *testing.T) {
+	clk := clock.NewFake(time.Date(2026, 11, 29, 8, 0, 0, 0, time.UTC))
+	fake := stripefake.New(t, stripefake.Options{Now: clk.Now, RefundFailSucceedsFirst: true})
+	acq := New(Config{URL: fake.URL, HTTPClient: fake.Client()}).Connect(testCreds)
+	f := &flow{fake: fake, clk: clk, acq: acq, stage: context.Background()}
+	p := f.create(t, 1500)
+	fake.Confirm(p.ID, stripefake.CardRefundFail)
+	r, err := acq.Refund(f.stage, pay.AcquirerRefundRequest{RefundID: "re_ck_1", AcquirerPayment: p.ID, Amount: 1500, IdempotencyKey: "k1"})
+	if err != nil || r.Status != pay.AcquirerSucceeded {
+		t.Fatalf("refund %+v, %v", r, err)
+	}
+	clk.Advance(time.Minute)
+	if got, err := acq.LookupRefund(f.stage, r.ID); err != nil || got.Status != pay.AcquirerFailed || got.FailureCode != checkout.RefundFailExpiredOrCanceledCard {
+		t.Fatalf("later %+v, %v", got, err)
+	}
+	ev := f.parse(t, fake.EventsOf("charge.refund.updated", r.ID)[0])
+	if ev.Kind != pay.AcquirerEventRefund || ev.AcquirerPayment != p.ID || len(ev.AcquirerRefunds) != 1 || ev.AcquirerRefunds[0] != r.ID {
+		t.Fatalf("event %+v", ev)
 	}
 }
