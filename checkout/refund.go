@@ -302,6 +302,31 @@ func (r *Refund) Fail(p *Payment, code string, now time.Time) error {
 	return nil
 }
 
+// Reverse moves a refund of p that had succeeded to failed with code: a
+// card acquirer reports that the buyer's bank could not take the money
+// after all (Stripe's refunds may fail days after they succeeded). What it
+// refunded is the merchant's again, and p follows back (refunded to
+// partially_refunded or succeeded; a disputed payment keeps its status).
+func (r *Refund) Reverse(p *Payment, code string, now time.Time) error {
+	if r.Status != RefundSucceeded {
+		return Errorf(EConflict, "refund %s is %s, not succeeded", r.ID, r.Status)
+	}
+	if p.ID != r.PaymentID || p.AmountRefunded < r.Amount {
+		return fmt.Errorf("refund %s of %d does not belong to payment %s, which has %d refunded", r.ID, r.Amount, p.ID, p.AmountRefunded)
+	}
+	now = now.Truncate(time.Millisecond)
+	p.AmountRefunded -= r.Amount
+	if p.Status == PaymentRefunded || p.Status == PaymentPartiallyRefunded {
+		p.Status = PaymentPartiallyRefunded
+		if p.AmountRefunded == 0 {
+			p.Status = PaymentSucceeded
+		}
+	}
+	p.UpdatedAt = now
+	r.Status, r.FailureCode, r.UpdatedAt, r.DueAt = RefundFailed, &code, now, nil
+	return nil
+}
+
 // Cancel settles a pending refund of p as canceled: nothing was returned,
 // and what it held is free again.
 func (r *Refund) Cancel(p *Payment, now time.Time) error {

@@ -258,3 +258,45 @@ func TestParseRefundRequest(t *testing.T) {
 		}
 	}
 }
+
+// A refund that succeeded and then failed at the card acquirer gives the
+// merchant back what it refunded: the payment follows back, from refunded
+// to partially refunded to succeeded, and only a succeeded refund turns.
+func TestRefundReverse(t *testing.T) {
+	p := succeededPayment(t, checkout.MethodCard)
+	var rs []*checkout.Refund
+	for _, amount := range []int64{2000, 3000} {
+		r, err := checkout.NewRefund(p, checkout.RefundParams{Amount: ptr(amount)}, merchantActor, t0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := r.Succeed(p, t0); err != nil {
+			t.Fatal(err)
+		}
+		rs = append(rs, r)
+	}
+	if p.Status != checkout.PaymentRefunded {
+		t.Fatalf("payment %s; want refunded", p.Status)
+	}
+	later := t0.Add(72 * time.Hour)
+	if err := rs[1].Reverse(p, checkout.RefundFailDeclined, later); err != nil {
+		t.Fatal(err)
+	}
+	if rs[1].Status != checkout.RefundFailed || *rs[1].FailureCode != checkout.RefundFailDeclined || !rs[1].UpdatedAt.Equal(later) ||
+		p.AmountRefunded != 2000 || p.Status != checkout.PaymentPartiallyRefunded || p.Refundable() != 3000 {
+		t.Errorf("after the 3000 turned failed: refund %+v; payment %s with %d refunded, %d refundable", rs[1], p.Status, p.AmountRefunded, p.Refundable())
+	}
+	if err := rs[1].Reverse(p, checkout.RefundFailDeclined, later); !checkout.IsCode(err, checkout.EConflict) || p.AmountRefunded != 2000 {
+		t.Errorf("a second reversal = %v, %d refunded; want conflict, nothing changed", err, p.AmountRefunded)
+	}
+	if err := rs[0].Reverse(p, checkout.RefundFailDeclined, later); err != nil || p.AmountRefunded != 0 || p.Status != checkout.PaymentSucceeded {
+		t.Errorf("after both turned failed: %v; payment %s with %d refunded; want succeeded, 0", err, p.Status, p.AmountRefunded)
+	}
+	pending, err := checkout.NewRefund(p, checkout.RefundParams{Amount: ptr[int64](100)}, merchantActor, t0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := pending.Reverse(p, checkout.RefundFailDeclined, later); !checkout.IsCode(err, checkout.EConflict) {
+		t.Errorf("reversing a pending refund = %v; want conflict", err)
+	}
+}

@@ -2,6 +2,7 @@ package service_test
 
 import (
 	"encoding/json"
+	"strings"
 	"testing"
 	"time"
 
@@ -143,7 +144,11 @@ func TestDisputeEvidence(t *testing.T) {
 			}
 		}
 		unknown := req
-		unknown.DisputeID = "dp_" + d.ID[3:len(d.ID)-1] + "0"
+		last := "0" // another dispute's id: the last digit changed
+		if strings.HasSuffix(d.ID, last) {
+			last = "1"
+		}
+		unknown.DisputeID = d.ID[:len(d.ID)-1] + last
 		if _, err := f.svc.SubmitDisputeEvidence(ctx, unknown); !checkout.IsCode(err, checkout.EDisputeNotFound) {
 			t.Errorf("evidence for an unknown dispute = %v; want dispute_not_found", err)
 		}

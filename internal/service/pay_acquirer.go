@@ -329,6 +329,15 @@ func (s *Service) AcquirerWebhook(ctx context.Context, name, storeID string, bod
 		s.log.WarnContext(ctx, "card acquirer webhook whose signature did not check out: looked up as a hint only; check the store's webhook signing secret",
 			"store_id", storeID, "acquirer", name, "event_id", ev.ID)
 	}
+	if ev.CheckoutPaymentID == "" && ev.AcquirerDispute != "" && ev.Kind != pay.AcquirerEventOther {
+		// A dispute carries no metadata of its own: its lookup names the
+		// disputed payment's.
+		ad, err := sa.acq.LookupDispute(ctx, ev.AcquirerDispute)
+		if err != nil {
+			return ev.Verified, err
+		}
+		ev.CheckoutPaymentID = ad.CheckoutPaymentID
+	}
 	if ev.CheckoutPaymentID == "" || ev.Kind == pay.AcquirerEventOther {
 		return ev.Verified, nil // not checkoutd's, or nothing to act on
 	}
@@ -358,30 +367,70 @@ func (s *Service) AcquirerWebhook(ctx context.Context, name, storeID string, bod
 			}
 		}
 	case pay.AcquirerEventRefund:
-		err = s.refreshAcquirerRefunds(ctx, p)
+		err = s.refreshAcquirerRefunds(ctx, sa, p)
 	case pay.AcquirerEventDisputeOpened, pay.AcquirerEventDisputeClosed:
 		err = s.syncAcquirerDispute(ctx, sa, p, ev.AcquirerDispute)
 	}
 	return ev.Verified, err
 }
 
-// refreshAcquirerRefunds asks again about each of p's pending refunds at
-// its acquirer, as the payments job would.
-func (s *Service) refreshAcquirerRefunds(ctx context.Context, p *checkout.Payment) error {
+// refreshAcquirerRefunds asks again about each of p's refunds at its
+// acquirer: a pending one as the payments job would; a succeeded one in
+// case it failed after all (the buyer's bank could not take the money),
+// which gives the merchant the amount back and records payment.refunded
+// with amount_refunded down by it.
+func (s *Service) refreshAcquirerRefunds(ctx context.Context, sa *storeAcquirer, p *checkout.Payment) error {
 	refunds, err := s.store.RefundListByPayment(ctx, p.ID)
 	if err != nil {
 		return err
 	}
 	var errs []error
 	for _, r := range refunds {
-		if r.Status != checkout.RefundPending || r.Acquirer == nil {
-			continue
+		err = nil
+		switch {
+		case r.Status == checkout.RefundPending:
+			_, err = s.processDueRefund(ctx, r)
+		case r.Status == checkout.RefundSucceeded && r.Acquirer != nil && r.Acquirer.ID != "":
+			err = s.reverseIfFailed(ctx, sa, r)
 		}
-		if _, err := s.processDueRefund(ctx, r); err != nil {
+		if err != nil && !errors.Is(err, errRefundPending) {
 			errs = append(errs, err)
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// reverseIfFailed looks up a refund that succeeded and, when the acquirer
+// now says it failed, reverses it (checkout.Refund.Reverse).
+func (s *Service) reverseIfFailed(ctx context.Context, sa *storeAcquirer, r *checkout.Refund) error {
+	ar, err := sa.acq.LookupRefund(ctx, r.Acquirer.ID)
+	if err != nil || ar.Status != pay.AcquirerFailed {
+		return err
+	}
+	code := ar.FailureCode
+	if code == "" {
+		code = checkout.RefundFailDeclined
+	}
+	return s.inTx(ctx, func(tx *txn) error {
+		p, err := tx.PaymentGetForUpdate(ctx, r.PaymentID)
+		if err != nil {
+			return err
+		}
+		cur, err := tx.RefundGetForUpdate(ctx, r.ID)
+		if err != nil || cur.Status != checkout.RefundSucceeded {
+			return err // reversed meanwhile
+		}
+		if err := cur.Reverse(p, code, s.now()); err != nil {
+			return err
+		}
+		cur.Acquirer.Status = string(ar.Status)
+		if err := s.writeRefund(ctx, tx, cur, p); err != nil {
+			return err
+		}
+		s.log.WarnContext(ctx, "refund failed at the card acquirer after it had succeeded: the amount is the merchant's again",
+			"refund_id", cur.ID, "payment_id", p.ID, "failure_code", code)
+		return s.emitPayment(ctx, tx, checkout.EventPaymentRefunded, p)
+	})
 }
 
 // syncAcquirerDispute looks up a dispute the acquirer opened on payment p
