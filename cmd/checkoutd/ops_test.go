@@ -198,6 +198,7 @@ func TestServeConfigFromEnvironment(t *testing.T) {
 		webhookLease: 60 * time.Second,
 		crypto: cryptoFlags{btc: nodeFlags{wallet: "checkoutd", network: "main", confirmations: 2}, ltc: nodeFlags{wallet: "checkoutd", network: "main", confirmations: 6},
 			ethConfirmations: 4, ratesTTL: time.Minute, ratesMaxAge: 5 * time.Minute, scanInterval: 5 * time.Second},
+		acquirers: acquirerFlags{stripeAPIURL: "https://api.stripe.com"},
 	}
 	if !reflect.DeepEqual(*defaults, want) {
 		t.Errorf("defaults = %+v; want %+v", *defaults, want)
@@ -219,6 +220,7 @@ func TestServeConfigFromEnvironment(t *testing.T) {
 		"CHECKOUTD_ETH_RPC_URL": "http://eth:8545", "CHECKOUTD_ETH_CONFIRMATIONS": "5",
 		"CHECKOUTD_CRYPTO_RATES": "LTC/USD=85.12", "CHECKOUTD_CRYPTO_RATES_URL": "https://rates.example",
 		"CHECKOUTD_CRYPTO_RATES_TTL": "30s", "CHECKOUTD_CRYPTO_RATES_MAX_AGE": "2m", "CHECKOUTD_CRYPTO_SCAN_INTERVAL": "1s",
+		"CHECKOUTD_STRIPE_API_URL": "http://127.0.0.1:12111", "CHECKOUTD_STRIPE_ALLOW_TEST_KEYS": "true",
 	}
 	got, err := parseServeConfig(env{getenv: environment.getenv, stdout: os.Stdout, stderr: os.Stderr}, []string{"--addr", ":7000", "--rate-burst", "8"})
 	if err != nil {
@@ -238,6 +240,7 @@ func TestServeConfigFromEnvironment(t *testing.T) {
 			ethURL: "http://eth:8545", ethConfirmations: 5, rates: "LTC/USD=85.12", ratesURL: "https://rates.example",
 			ratesTTL: 30 * time.Second, ratesMaxAge: 2 * time.Minute, scanInterval: time.Second,
 		},
+		acquirers: acquirerFlags{stripeAPIURL: "http://127.0.0.1:12111", stripeTestKeys: true},
 	}
 	if got.secretsKey == nil || got.secretsKey.ID() != mustSecretsKey(t).ID() {
 		t.Errorf("secrets key from the environment = %v; want %v", got.secretsKey, mustSecretsKey(t))

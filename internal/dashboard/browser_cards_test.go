@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/checkoutd/checkoutd/internal/browsertest"
-	"github.com/checkoutd/checkoutd/internal/pay/acquirertest"
+	"github.com/checkoutd/checkoutd/internal/pay/stripefake"
 	"github.com/checkoutd/checkoutd/internal/store"
 	"github.com/checkoutd/checkoutd/internal/store/storetest"
 )
@@ -16,7 +16,9 @@ import (
 // page shows their hints and the webhook URL, never a secret.
 func TestBrowserCardsSettings(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
-		e := newBrowserEnv(t, db, withAcquirer(&acquirertest.Connector{}))
+		fake := stripefake.New(t, stripefake.Options{})
+		fake.RevokeKey(dashStripeRolledKey)
+		e := newBrowserEnv(t, db, withStripe(fake))
 		m, _ := e.account("ann@example.com")
 		e.signIn("ann@example.com")
 		live := "/dashboard/stores/" + m.ID + "/live/"
@@ -29,18 +31,18 @@ func TestBrowserCardsSettings(t *testing.T) {
 		}
 
 		e.ExpectConsole("status of 400") // the refused form comes back as 400 Bad Request
-		e.fill("Secret key", "sk_live_wrong")
-		e.fill("Publishable key", acquirertest.PublishableKey)
-		e.fill("Webhook signing secret", acquirertest.WebhookSecret)
+		e.fill("Secret key", dashStripeRolledKey)
+		e.fill("Publishable key", dashStripePublishable)
+		e.fill("Webhook signing secret", dashStripeWebhook)
 		e.press("Check and set up")
 		e.WaitFor(`document.getElementById("secret-key-stripe-error") !== null`)
-		if got := e.textOf("#secret-key-stripe-error"); !strings.Contains(got, "Invalid API Key provided") {
+		if got := e.textOf("#secret-key-stripe-error"); !strings.Contains(got, "Stripe refused the secret key") {
 			t.Errorf("the refusal reads %q", got)
 		}
 		if got := browsertest.Eval[string](e.Page, focused); got != "secret-key-stripe" {
 			t.Errorf("after the refusal the focus is on %q; want the secret key's field", got)
 		}
-		if got := e.ValueIs("#publishable-key-stripe", acquirertest.PublishableKey); got != acquirertest.PublishableKey {
+		if got := e.ValueIs("#publishable-key-stripe", dashStripePublishable); got != dashStripePublishable {
 			t.Errorf("the publishable key's field holds %q; want it kept", got)
 		}
 		for _, sel := range []string{"#secret-key-stripe", "#webhook-secret-stripe"} {
@@ -49,17 +51,17 @@ func TestBrowserCardsSettings(t *testing.T) {
 			}
 		}
 
-		e.fill("Secret key", acquirertest.LiveSecretKey)
-		e.fill("Webhook signing secret", acquirertest.WebhookSecret)
+		e.fill("Secret key", dashStripeSecretKey)
+		e.fill("Webhook signing secret", dashStripeWebhook)
 		e.press("Check and set up")
 		e.at(live + "settings/cards?set=stripe")
 		if got := e.textOf("#acquirer-set"); !strings.Contains(got, "The Stripe keys work") {
 			t.Errorf("the notice reads %q", got)
 		}
-		if got := e.textOf("#acquirer-stripe"); !strings.Contains(got, "…LIVE") || !strings.Contains(got, acquirertest.AccountID(acquirertest.LiveSecretKey)) {
+		if got := e.textOf("#acquirer-stripe"); !strings.Contains(got, "…LIVE") || !strings.Contains(got, stripefake.AccountID) {
 			t.Errorf("the Stripe section reads %q; want the account and the hints", got)
 		}
-		if browsertest.Eval[bool](e.Page, `document.documentElement.outerHTML.includes(`+browsertest.JSString(acquirertest.LiveSecretKey)+`)`) {
+		if browsertest.Eval[bool](e.Page, `document.documentElement.outerHTML.includes(`+browsertest.JSString(dashStripeSecretKey)+`)`) {
 			t.Error("the page shows the secret key")
 		}
 		e.screenshot("cards")

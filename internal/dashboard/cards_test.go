@@ -10,25 +10,49 @@ import (
 	"github.com/checkoutd/checkoutd/checkout"
 	"github.com/checkoutd/checkoutd/internal/app"
 	"github.com/checkoutd/checkoutd/internal/pay"
-	"github.com/checkoutd/checkoutd/internal/pay/acquirertest"
+	"github.com/checkoutd/checkoutd/internal/pay/stripefake"
+	"github.com/checkoutd/checkoutd/internal/pay/stripepay"
 	"github.com/checkoutd/checkoutd/internal/seal"
 	"github.com/checkoutd/checkoutd/internal/store"
 	"github.com/checkoutd/checkoutd/internal/store/storetest"
 )
 
-// withAcquirer gives the application a secrets key and a stand-in card
-// acquirer named stripe.
-func withAcquirer(conn pay.AcquirerConnector) func(*app.Config) {
+// The keys of a Stripe account, as the fake (package stripefake) takes
+// them; each hint is its last four characters.
+const (
+	dashStripeSecretKey   = "sk_live_51CheckoutdDashboardTestKey0LIVE"
+	dashStripeTestKey     = "sk_test_51CheckoutdDashboardTestKey0TEST"
+	dashStripeRolledKey   = "sk_live_51CheckoutdDashboardTestKeyROLL"
+	dashStripePublishable = "pk_live_51CheckoutdDashboardPublishablePUBL"
+	dashStripeWebhook     = "whsec_Q2hlY2tvdXRkIGRhc2hib2FyZCB0ZXN0cwHSEC"
+	dashStripeOldWebhook  = "whsec_QW4gb2xkIGVuZHBvaW50J3Mgc2VjcmV0Lg9OLD"
+)
+
+// withStripe gives the application a secrets key and the Stripe connector
+// on fake.
+func withStripe(fake *stripefake.Fake) func(*app.Config) {
 	return func(c *app.Config) {
 		c.SecretsKey, _ = seal.Generate()
-		c.Acquirers = []pay.AcquirerConnector{conn}
+		c.Acquirers = []pay.AcquirerConnector{stripepay.New(stripepay.Config{URL: fake.URL})}
 	}
+}
+
+// accountReads counts the fake's answers to GET /v1/account: the checks
+// of keys.
+func accountReads(f *stripefake.Fake) int {
+	n := 0
+	for _, r := range f.Requests() {
+		if r.Method == "GET" && r.Path == "/v1/account" {
+			n++
+		}
+	}
+	return n
 }
 
 // noAcquirerSecret fails if the page shows one of the secrets entered.
 func noAcquirerSecret(t *testing.T, what string, p *page) {
 	t.Helper()
-	for _, secret := range []string{acquirertest.LiveSecretKey, acquirertest.WebhookSecret, acquirertest.OldWebhook, "sk_live_wrong"} {
+	for _, secret := range []string{"CheckoutdDashboardTestKey", dashStripeWebhook, dashStripeOldWebhook} {
 		if strings.Contains(p.body, secret) {
 			t.Errorf("%s shows the secret %q", what, secret)
 		}
@@ -43,8 +67,9 @@ func noAcquirerSecret(t *testing.T, what string, p *page) {
 // after a confirmation. Test mode says cards are simulated there.
 func TestCardsSettings(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
-		conn := &acquirertest.Connector{}
-		e := newEnvWith(t, db, "http://dash.example.test", withAcquirer(conn))
+		fake := stripefake.New(t, stripefake.Options{})
+		fake.RevokeKey(dashStripeRolledKey)
+		e := newEnvWith(t, db, "http://dash.example.test", withStripe(fake))
 		m, ann := e.signedInStore("ann@example.com")
 		ctx := context.Background()
 		page := "/dashboard/stores/" + m.ID + "/live/settings/cards"
@@ -66,22 +91,22 @@ func TestCardsSettings(t *testing.T) {
 		if p.status != http.StatusOK || !strings.Contains(p.body, "card payments are simulated") || !strings.Contains(p.body, `href="`+page+`"`) || strings.Contains(p.body, `name="secret_key"`) {
 			t.Errorf("the test cards page = %d: %s", p.status, p.body)
 		}
-		if p := e.post(test, url.Values{"form_token": {p.formToken(t)}, "acquirer": {"stripe"}, "secret_key": {acquirertest.LiveSecretKey}}, ann); p.status != http.StatusNotFound {
+		if p := e.post(test, url.Values{"form_token": {p.formToken(t)}, "acquirer": {"stripe"}, "secret_key": {dashStripeSecretKey}}, ann); p.status != http.StatusNotFound {
 			t.Errorf("POST the test cards page = %d; want 404", p.status)
 		}
 
 		// Refusals: beside the field, the publishable key kept, no secret
 		// shown, nothing kept.
 		good := func() url.Values {
-			return url.Values{"acquirer": {"stripe"}, "secret_key": {acquirertest.LiveSecretKey}, "publishable_key": {acquirertest.PublishableKey},
-				"webhook_secret": {acquirertest.WebhookSecret}}
+			return url.Values{"acquirer": {"stripe"}, "secret_key": {dashStripeSecretKey}, "publishable_key": {dashStripePublishable},
+				"webhook_secret": {dashStripeWebhook}}
 		}
 		for _, tt := range []struct {
 			name, field, value, errID, want string
 		}{
-			{"a wrong secret key", "secret_key", "sk_live_wrong", "secret-key-stripe-error", "Invalid API Key provided: (the secret key)"},
-			{"a test-mode key", "secret_key", acquirertest.TestSecretKey, "secret-key-stripe-error", "test-mode key"},
-			{"a wrong publishable key", "publishable_key", `<b>pk</b>`, "publishable-key-stripe-error", "starts with pk_live_"},
+			{"a rolled secret key", "secret_key", dashStripeRolledKey, "secret-key-stripe-error", "Stripe refused the secret key"},
+			{"a test-mode key", "secret_key", dashStripeTestKey, "secret-key-stripe-error", "test-mode key"},
+			{"a wrong publishable key", "publishable_key", `<b>pk</b>`, "publishable-key-stripe-error", "not a Stripe publishable key"},
 			{"no webhook secret", "webhook_secret", " ", "webhook-secret-stripe-error", "Enter the signing secret of the webhook endpoint."},
 		} {
 			form := good()
@@ -91,7 +116,7 @@ func TestCardsSettings(t *testing.T) {
 				!strings.Contains(p.body, `aria-invalid="true"`) || strings.Contains(p.body, "<b>pk") {
 				t.Errorf("%s: set = %d: %s", tt.name, p.status, p.body)
 			}
-			if tt.field != "publishable_key" && !strings.Contains(p.body, `value="`+acquirertest.PublishableKey+`"`) {
+			if tt.field != "publishable_key" && !strings.Contains(p.body, `value="`+dashStripePublishable+`"`) {
 				t.Errorf("%s: the form lost the publishable key", tt.name)
 			}
 			noAcquirerSecret(t, tt.name, p)
@@ -99,32 +124,32 @@ func TestCardsSettings(t *testing.T) {
 				t.Errorf("%s: Cache-Control = %q; want no-store", tt.name, p.header.Get("Cache-Control"))
 			}
 		}
-		conn.SetUnreachable(true)
+		fake.FailNext("/v1/account", http.StatusServiceUnavailable)
 		p = e.formPost(page, page, good(), ann)
 		if p.status != http.StatusBadRequest || !strings.Contains(p.body, "Stripe could not be reached to check the keys, so nothing was saved.") {
 			t.Errorf("set with Stripe out of reach = %d: %s", p.status, p.body)
 		}
-		conn.SetUnreachable(false)
 		// No form token: refused, nothing checked.
-		n := len(conn.Checks())
-		if p := e.post(page, good(), ann); p.status == http.StatusSeeOther || len(conn.Checks()) != n {
-			t.Errorf("set without a form token = %d, checked %d times; want refused", p.status, len(conn.Checks())-n)
+		n := accountReads(fake)
+		if p := e.post(page, good(), ann); p.status == http.StatusSeeOther || accountReads(fake) != n {
+			t.Errorf("set without a form token = %d, checked %d times; want refused", p.status, accountReads(fake)-n)
 		}
 		if _, err := db.AcquirerAccountGet(ctx, m.ID, checkout.ModeLive, "stripe"); !checkout.IsCode(err, checkout.ENotFound) {
 			t.Fatalf("after refusals, the account = %v; want none", err)
 		}
 
 		// Set, with an endpoint of an old API version: the warning shows.
+		fake.AddEndpoint(stripefake.Endpoint{URL: hook, APIVersion: "2024-06-20"})
 		form := good()
-		form.Set("webhook_secret", acquirertest.OldWebhook)
+		form.Set("webhook_secret", dashStripeOldWebhook)
 		p = e.formPost(page, page, form, ann)
 		if p.status != http.StatusSeeOther || p.header.Get("Location") != page+"?set=stripe#acquirer-set" {
 			t.Fatalf("set = %d %q: %s", p.status, p.header.Get("Location"), p.body)
 		}
 		p = e.get(page+"?set=stripe", ann)
-		for _, want := range []string{"The Stripe keys work, and are set", "<code>" + acquirertest.AccountID(acquirertest.LiveSecretKey) + "</code>",
-			"<code>" + acquirertest.PublishableKey + "</code>", "<code>…LIVE</code>", "<code>…9OLD</code>", "by ann@example.com",
-			htmlEscape(acquirertest.Warning), "Remove the Stripe account", "Check and replace"} {
+		for _, want := range []string{"The Stripe keys work, and are set", "<code>" + stripefake.AccountID + "</code>",
+			"<code>" + dashStripePublishable + "</code>", "<code>…LIVE</code>", "<code>…9OLD</code>", "by ann@example.com",
+			"sends events in API version 2024-06-20", "Remove the Stripe account", "Check and replace"} {
 			if !strings.Contains(p.body, want) {
 				t.Errorf("the page after setting has no %s", want)
 			}
@@ -138,7 +163,7 @@ func TestCardsSettings(t *testing.T) {
 		}
 		vic := e.signIn(viewer.Email)
 		p = e.get(page, vic)
-		if p.status != http.StatusOK || !strings.Contains(p.body, acquirertest.AccountID(acquirertest.LiveSecretKey)) || strings.Contains(p.body, "…LIVE") ||
+		if p.status != http.StatusOK || !strings.Contains(p.body, stripefake.AccountID) || strings.Contains(p.body, "…LIVE") ||
 			strings.Contains(p.body, `name="secret_key"`) || strings.Contains(p.body, "/remove") || !strings.Contains(p.body, hook) {
 			t.Errorf("the viewer's cards page = %d: %s", p.status, p.body)
 		}
@@ -183,16 +208,18 @@ func TestCardsSettings(t *testing.T) {
 // the operator must do, as for HMAC keys.
 func TestCardsSettingsWithoutSecretsKey(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
-		conn := &acquirertest.Connector{}
-		e := newEnvWith(t, db, "http://dash.example.test", func(c *app.Config) { c.Acquirers = []pay.AcquirerConnector{conn} })
+		fake := stripefake.New(t, stripefake.Options{})
+		e := newEnvWith(t, db, "http://dash.example.test", func(c *app.Config) {
+			c.Acquirers = []pay.AcquirerConnector{stripepay.New(stripepay.Config{URL: fake.URL})}
+		})
 		m, ann := e.signedInStore("ann@example.com")
 		page := "/dashboard/stores/" + m.ID + "/live/settings/cards"
-		p := e.formPost(page, page, url.Values{"acquirer": {"stripe"}, "secret_key": {acquirertest.LiveSecretKey}, "publishable_key": {acquirertest.PublishableKey},
-			"webhook_secret": {acquirertest.WebhookSecret}}, ann)
+		p := e.formPost(page, page, url.Values{"acquirer": {"stripe"}, "secret_key": {dashStripeSecretKey}, "publishable_key": {dashStripePublishable},
+			"webhook_secret": {dashStripeWebhook}}, ann)
 		if p.status != http.StatusBadRequest || !strings.Contains(p.body, `id="secret-key-stripe-error"`) || !strings.Contains(p.body, "--secrets-key or CHECKOUTD_SECRETS_KEY") {
 			t.Errorf("set without a secrets key = %d: %s", p.status, p.body)
 		}
-		if len(conn.Checks()) != 0 {
+		if accountReads(fake) != 0 {
 			t.Error("the keys were sent to the acquirer with no secrets key to keep them")
 		}
 	})
