@@ -266,8 +266,20 @@ func TestAcquirerDeclineThenAnotherCard(t *testing.T) {
 		if p := f.paidOnce(t, id); p.ID != second.ID {
 			t.Errorf("paid by %s; want %s", p.ID, second.ID)
 		}
-		if ev := f.liveEvents(t, id); ev[checkout.EventPaymentFailed] != 1 {
-			t.Errorf("events = %v; want one payment.failed", ev)
+		// The first PaymentIntent's events, late and out of order (its
+		// cancel's, then its decline's), change nothing.
+		for _, typ := range []string{"payment_intent.canceled", "payment_intent.payment_failed"} {
+			for _, err := range f.deliver(t, typ, first.Acquirer.ID, stripeWebhookSecret) {
+				if err != nil {
+					t.Errorf("%s late = %v", typ, err)
+				}
+			}
+		}
+		if p := f.payment(t, first.ID); p.Status != checkout.PaymentFailed || *p.FailureCode != checkout.FailInsufficientFunds {
+			t.Errorf("the first payment after late events = %s %v", p.Status, *p.FailureCode)
+		}
+		if ev := f.liveEvents(t, id); ev[checkout.EventPaymentFailed] != 1 || ev[checkout.EventPaymentSucceeded] != 1 || ev[checkout.EventCheckoutCompleted] != 1 {
+			t.Errorf("events = %v; want one payment.failed, one payment.succeeded, one checkout.completed", ev)
 		}
 	})
 }
