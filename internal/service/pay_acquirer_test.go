@@ -512,3 +512,50 @@ func (f *cardFixture) paidOnce(t *testing.T, id string) *checkout.Payment {
 	}
 	return succeeded[0]
 }
+
+// A card payment at Stripe racing a crypto payment of the same session:
+// exactly one pays it. Crypto that arrives while the card payment holds
+// the session is recorded failed, duplicate_payment, and marked to be
+// refunded; the card then pays. A card payment asked for while crypto
+// confirms is declined before anything is made at Stripe. (The race runs
+// in test mode, whose crypto network is simulated, with the store's Stripe
+// account set up for test mode too.)
+func TestAcquirerRacesCrypto(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		f := newCardFixture(t, db, stripefake.Options{})
+		f.svc.UseAcquirer(f.m.ID, checkout.ModeTest, f.conn, pay.AcquirerCredentials{SecretKey: stripeSecretKey,
+			PublishableKey: stripePublishableKey, WebhookSecret: stripeWebhookSecret})
+		id := f.create(t).ID
+		q := f.quote(t, id, "BTC")
+		card := f.start(t, id).Payment
+		late, err := f.svc.CryptoReceived(ctx, id, "BTC", "tx-"+q.Address)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if late.Status != checkout.PaymentFailed || *late.FailureCode != checkout.FailDuplicatePayment || !late.RefundDue() {
+			t.Errorf("crypto while the card holds the session = %s %v, refund due %v; want failed duplicate_payment, to be refunded",
+				late.Status, *late.FailureCode, late.RefundDue())
+		}
+		if err := f.fake.Confirm(card.Acquirer.ID, stripefake.CardVisa); err != nil {
+			t.Fatal(err)
+		}
+		f.back(t, id)
+		if p := f.payFixture.paidOnce(t, id); p.ID != card.ID {
+			t.Errorf("paid by %s; want the card %s", p.ID, card.ID)
+		}
+
+		// Crypto first: the card is declined, and Stripe is not asked.
+		other := f.create(t).ID
+		oq := f.quote(t, other, "BTC")
+		if _, err := f.svc.CryptoReceived(ctx, other, "BTC", "tx-"+oq.Address); err != nil {
+			t.Fatal(err)
+		}
+		before := len(f.fake.Requests())
+		if _, err := f.svc.StartAcquirerPayment(ctx, other); !errors.Is(err, checkout.DeclineInProgress) {
+			t.Errorf("a card while crypto confirms = %v; want declined, in progress", err)
+		}
+		if n := len(f.fake.Requests()); n != before {
+			t.Errorf("Stripe was asked %d times for the declined card", n-before)
+		}
+	})
+}
