@@ -329,7 +329,7 @@ func (s *Service) AcquirerWebhook(ctx context.Context, name, storeID string, bod
 		s.log.WarnContext(ctx, "card acquirer webhook whose signature did not check out: looked up as a hint only; check the store's webhook signing secret",
 			"store_id", storeID, "acquirer", name, "event_id", ev.ID)
 	}
-	if ev.CheckoutPaymentID == "" && ev.AcquirerDispute != "" && ev.Kind != pay.AcquirerEventOther {
+	if ev.CheckoutPaymentID == "" && ev.AcquirerDispute != "" && ev.Kind != pay.AcquirerEventOther && ev.Verified {
 		// A dispute carries no metadata of its own: its lookup names the
 		// disputed payment's.
 		ad, err := sa.acq.LookupDispute(ctx, ev.AcquirerDispute)
@@ -353,6 +353,14 @@ func (s *Service) AcquirerWebhook(ctx context.Context, name, storeID string, bod
 		s.log.WarnContext(ctx, "card acquirer webhook names a payment that is not this store's at this acquirer; ignored",
 			"store_id", storeID, "payment_id", p.ID, "event_id", ev.ID)
 		return ev.Verified, nil
+	}
+	if !ev.Verified && p.Status != checkout.PaymentProcessing {
+		// Anyone may post an unsigned event naming a payment: it leads to
+		// a lookup only while the payment waits for its outcome (a secret
+		// misconfigured must not keep a buyer's payment from completing),
+		// so that it cannot be used to make checkoutd call the acquirer at
+		// will. The payments job and the next signed event see the rest.
+		return false, nil
 	}
 	switch ev.Kind {
 	case pay.AcquirerEventPayment:

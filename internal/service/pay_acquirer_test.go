@@ -559,3 +559,38 @@ func TestAcquirerRacesCrypto(t *testing.T) {
 		}
 	})
 }
+
+// An unsigned event leads to a lookup only for a payment that waits for
+// its outcome: about a payment settled already, or a dispute, it makes
+// checkoutd ask Stripe nothing, so that anyone posting events cannot make
+// it call Stripe at will.
+func TestAcquirerUnsignedEventsAskNothing(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		f := newCardFixture(t, db, stripefake.Options{})
+		id := f.liveSession(t)
+		pi := f.start(t, id).Payment.Acquirer.ID
+		if err := f.fake.Confirm(pi, stripefake.CardVisa); err != nil {
+			t.Fatal(err)
+		}
+		f.back(t, id)
+		f.paidOnce(t, id)
+		dp, err := f.fake.OpenDispute(pi, "fraudulent")
+		if err != nil {
+			t.Fatal(err)
+		}
+		before := len(f.fake.Requests())
+		for _, typ := range []struct{ typ, object string }{{"payment_intent.succeeded", pi}, {"charge.dispute.created", dp}} {
+			for _, err := range f.deliver(t, typ.typ, typ.object, stripeOtherSecret) {
+				if err == nil || err.Error() != "not verified" {
+					t.Errorf("%s unsigned = %v; want not verified", typ.typ, err)
+				}
+			}
+		}
+		if n := len(f.fake.Requests()); n != before {
+			t.Errorf("unsigned events made checkoutd ask Stripe %d times", n-before)
+		}
+		if d, _ := f.svc.DisputeOfPayment(ctx, f.paidOnce(t, id).ID); d != nil {
+			t.Errorf("an unsigned dispute event opened %+v", d)
+		}
+	})
+}
