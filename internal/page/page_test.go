@@ -47,11 +47,20 @@ func newEnv(t *testing.T, db *store.DB) *env {
 // newEnvWith is newEnv with processors procs.
 func newEnvWith(t *testing.T, db *store.DB, procs pay.Registry) *env {
 	t.Helper()
+	return newEnvConfig(t, db, func(c *service.Config) { c.Processors = procs })
+}
+
+// newEnvConfig is newEnv with configure applied to the service's
+// configuration first.
+func newEnvConfig(t *testing.T, db *store.DB, configure func(*service.Config)) *env {
+	t.Helper()
 	clk := clock.NewFake(t0)
-	svc := service.New(service.Config{
+	cfg := service.Config{
 		Store: db, Now: clk.Now, CheckoutBaseURL: "https://pay.example.test",
-		Processors: procs,
-	})
+		Processors: pay.Registry{Test: pay.Simulators()},
+	}
+	configure(&cfg)
+	svc := service.New(cfg)
 	p := New(svc, nil)
 	mux := http.NewServeMux()
 	// The page's routes, as internal/server/routes.go lists them.
@@ -61,11 +70,14 @@ func newEnvWith(t *testing.T, db *store.DB, procs pay.Registry) *env {
 	mux.Handle("POST /invoice/{id}/crypto", p.HandleCryptoQuote())
 	mux.Handle("POST /invoice/{id}/crypto/simulate", p.HandleCryptoSimulate())
 	mux.Handle("POST /invoice/{id}/skins", p.HandleSkins())
+	mux.Handle("POST /invoice/{id}/card/start", p.HandleAcquirerStart())
+	mux.Handle("GET /invoice/{id}/card/return", p.HandleAcquirerReturn())
 	mux.Handle("GET /invoice/", p.HandleNotFound())
 	mux.Handle("GET /refund/{token}", p.HandleRefund())
 	mux.Handle("POST /refund/{token}", p.HandleRefundAddress())
 	mux.Handle("GET /refund/", p.HandleRefundNotFound())
 	mux.Handle("GET /assets/{name}", p.HandleAsset())
+	mux.Handle("GET /assets/acquirer/{file}", p.HandleAcquirerAdapter())
 	srv := httptest.NewServer(mux)
 	t.Cleanup(srv.Close)
 	jar, _ := cookiejar.New(nil)
