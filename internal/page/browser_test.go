@@ -67,8 +67,10 @@ var shop struct {
 func TestMain(m *testing.M) {
 	shop.srv = httptest.NewTLSServer(http.HandlerFunc(serveShop))
 	browsertest.MapHost(shopHost, shop.srv.Listener.Addr().String())
+	startStripeHosts()
 	code := browsertest.Run(m)
 	shop.srv.Close()
+	stripeHosts.srv.Close()
 	os.Exit(code)
 }
 
