@@ -384,3 +384,64 @@ func TestBrowserStripeScriptUnreachable(t *testing.T) {
 		}
 	})
 }
+
+// Stripe does not answer the start: the page says so and lets the buyer
+// press Pay again, which resumes the same payment and pays.
+func TestBrowserStripeUnavailableThenPays(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		e := newStripeEnv(t, db)
+		s := e.create(orderBody)
+		e.Do(chromedp.Navigate(s.CheckoutURL))
+		e.fake.FailNext("/v1/payment_intents", http.StatusServiceUnavailable)
+		e.ExpectConsole("status of 503") // the start door's answer
+		e.payWith(stripefake.CardVisa)
+		const msg = "The card processor did not answer. Try again in a moment."
+		if got := e.TextIs("#message", msg); got != msg {
+			t.Fatalf("with Stripe down the page says %q; want %q", got, msg)
+		}
+		if !browsertest.Until(e.Page, `!document.querySelector("button.pay-button").disabled && document.querySelector("button.pay-button").textContent === "Pay $39.99"`, true) {
+			t.Fatal("the Pay button is not back after the failed start")
+		}
+
+		e.pay()
+		if u := e.landedOnShop(); u.Query().Get("checkout_id") != s.ID {
+			t.Errorf("landed on %s; want checkout_id=%s", u, s.ID)
+		}
+		if got := e.payments(s.ID); !slices.Equal(got, []checkout.PaymentStatus{checkout.PaymentSucceeded}) {
+			t.Errorf("payments = %v; want one, succeeded: the first start resumed", got)
+		}
+	})
+}
+
+// A second tab, its page loaded before the first paid, presses Pay: the
+// start sends it to the page, which shows the receipt; nothing more is
+// made at Stripe.
+func TestBrowserStripeSecondTabAfterPaying(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		e := newStripeEnv(t, db)
+		s := e.create(orderBody)
+		second, cancel := chromedp.NewContext(e.Tab())
+		defer cancel()
+		if err := chromedp.Do(second, chromedp.Navigate(s.CheckoutURL),
+			chromedp.WaitEnabled(chromedp.CSS("button.pay-button"))); err != nil {
+			t.Fatal(err)
+		}
+
+		e.Do(chromedp.Navigate(s.CheckoutURL))
+		e.payWith(stripefake.CardVisa)
+		e.landedOnShop()
+
+		if err := chromedp.Do(second,
+			chromedp.Click(chromedp.CSS("button.pay-button")),
+			chromedp.WaitVisible(chromedp.CSS(".receipt")),
+		); err != nil {
+			t.Fatal(err)
+		}
+		if got := e.paymentIntents(s.ID); len(got) != 1 {
+			t.Errorf("PaymentIntents = %v; want the first tab's alone", got)
+		}
+		if got := e.payments(s.ID); !slices.Equal(got, []checkout.PaymentStatus{checkout.PaymentSucceeded}) {
+			t.Errorf("payments = %v; want exactly one, succeeded", got)
+		}
+	})
+}
