@@ -112,22 +112,23 @@ func serveStripe(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// challengePage is the stand-in 3-D Secure challenge: one button, over the
-// whole frame, that completes it; then it tells the page's Stripe.js
+// challengePage is the stand-in 3-D Secure challenge, as Stripe's test
+// one: the buyer completes or fails it; then it tells the page's Stripe.js
 // stand-in.
 var challengePage = template.Must(template.New("3ds").Parse(`<!doctype html>
-<html><head><title>3-D Secure (stand-in)</title><style>html,body,form,button{margin:0;width:100%;height:100%}</style></head><body>
-{{if .Done}}<script>parent.postMessage({standIn3DS: {{.Intent}}, ok: true}, "*");</script>
-{{else}}<form method="post"><input type="hidden" name="payment_intent" value="{{.Intent}}"><button id="complete">Complete authentication</button></form>{{end}}
+<html><head><title>3-D Secure (stand-in)</title></head><body>
+{{if .Done}}<script>parent.postMessage({standIn3DS: {{.Intent}}, ok: {{.OK}}}, "*");</script>
+{{else}}<form method="post"><input type="hidden" name="payment_intent" value="{{.Intent}}">
+<button id="complete" name="ok" value="true">Complete authentication</button> <button id="fail" name="ok" value="false">Fail authentication</button></form>{{end}}
 </body></html>`))
 
 func serveChallenge(w http.ResponseWriter, r *http.Request, fake *stripefake.Fake) {
 	v := struct {
-		Intent string
-		Done   bool
-	}{Intent: r.FormValue("payment_intent")}
+		Intent   string
+		Done, OK bool
+	}{Intent: r.FormValue("payment_intent"), OK: r.FormValue("ok") == "true"}
 	if r.Method == http.MethodPost {
-		if err := fake.CompleteAction(v.Intent, true); err != nil {
+		if err := fake.CompleteAction(v.Intent, v.OK); err != nil {
 			http.Error(w, err.Error(), http.StatusBadRequest)
 			return
 		}
@@ -333,30 +334,45 @@ func TestBrowserStripeDeclineThenAnotherCard(t *testing.T) {
 	})
 }
 
+// A card that asks for 3-D Secure: the challenge's frame, from
+// hooks.stripe.com as the CSP allows. Failed, the page says the bank could
+// not confirm the payment; completed, the payment succeeds.
 func TestBrowserStripe3DSecure(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		e := newStripeEnv(t, db)
 		s := e.create(orderBody)
 		e.Do(chromedp.Navigate(s.CheckoutURL))
-		e.payWith(stripefake.CardAuthenticationRequired)
-
-		// The challenge's frame, from hooks.stripe.com as the CSP allows:
-		// the buyer completes it.
-		e.WaitFor(`document.getElementById("stand-in-3ds")?.dataset.loaded === "1"`)
-		pi := e.paymentIntents(s.ID)[0]
-		if got := e.fake.PaymentStatus(pi); got != "requires_action" {
-			t.Fatalf("before the challenge the PaymentIntent is %q; want requires_action", got)
+		challenge := func(button string) {
+			t.Helper()
+			e.payWith(stripefake.CardAuthenticationRequired)
+			e.WaitFor(`document.getElementById("stand-in-3ds")?.dataset.loaded === "1"`)
+			pis := e.paymentIntents(s.ID)
+			pi := pis[len(pis)-1]
+			if got := e.fake.PaymentStatus(pi); got != "requires_action" {
+				t.Fatalf("before the challenge the PaymentIntent is %q; want requires_action", got)
+			}
+			e.inFrame("https://hooks.stripe.com/3d_secure?payment_intent="+pi, chromedp.Click(chromedp.ID(button)))
 		}
-		e.inFrame("https://hooks.stripe.com/3d_secure?payment_intent="+pi, chromedp.Click(chromedp.ID("complete")))
 
+		challenge("fail")
+		const msg = "Your bank could not confirm that the payment is yours."
+		if got := e.TextHas("#message", msg); !strings.Contains(got, msg) {
+			t.Fatalf("after a failed challenge the page says %q; want %q", got, msg)
+		}
+		if got := e.retrieve(s.ID).Status; got != checkout.StatusOpen {
+			t.Fatalf("after a failed challenge the session is %s; want open", got)
+		}
+		e.clk.Advance(time.Minute) // the buyer tries again
+
+		challenge("complete")
 		if u := e.landedOnShop(); u.Query().Get("checkout_id") != s.ID {
 			t.Errorf("landed on %s; want checkout_id=%s", u, s.ID)
 		}
 		if got := e.retrieve(s.ID).Status; got != checkout.StatusComplete {
 			t.Errorf("session after 3-D Secure = %s; want complete", got)
 		}
-		if got := e.payments(s.ID); !slices.Equal(got, []checkout.PaymentStatus{checkout.PaymentSucceeded}) {
-			t.Errorf("payments = %v; want one, succeeded", got)
+		if got := e.payments(s.ID); !slices.Equal(got, []checkout.PaymentStatus{checkout.PaymentFailed, checkout.PaymentSucceeded}) {
+			t.Errorf("payments = %v; want failed (the challenge), succeeded", got)
 		}
 	})
 }

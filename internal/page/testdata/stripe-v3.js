@@ -9,8 +9,9 @@
 // mounted in the page (Stripe's is an iframe). confirmPayment confirms the
 // PaymentIntent with the publishable key and the client secret, as
 // Stripe.js does; a 3-D Secure card shows a frame from hooks.stripe.com
-// (the tests' stand-in challenge) and, once it is done, goes on to
-// return_url, as a success does. A decline resolves {error}.
+// (the tests' stand-in challenge) and, once it is completed, goes on to
+// return_url, as a success does. A decline or a failed challenge resolves
+// {error}.
 (function () {
   "use strict";
 
@@ -114,7 +115,13 @@
             return { error: { type: e.type, code: e.code, decline_code: e.decline_code, message: e.message, payment_intent: e.payment_intent } };
           }
           if (r.json.status === "requires_action") {
-            return threeDS(id, clientSecret).then(function (ok) { return back(ok ? "succeeded" : "failed"); });
+            // Stripe.js goes on to return_url once the challenge is done,
+            // and reports a failed one as an error.
+            return threeDS(id, clientSecret).then(function (ok) {
+              if (ok) return back("succeeded");
+              return { error: { type: "invalid_request_error", code: "payment_intent_authentication_failure",
+                message: "We are unable to authenticate your payment method. Please choose a different payment method and try again." } };
+            });
           }
           return back(r.json.status === "succeeded" ? "succeeded" : "failed");
         }, function () {
