@@ -147,9 +147,27 @@ type stripeEnv struct {
 
 func newStripeEnv(t *testing.T, db *store.DB) *stripeEnv {
 	t.Helper()
+	return newStripeEnvWith(t, db, nil)
+}
+
+// newStripeEnvWith is newStripeEnv with onEvent called with each event
+// Stripe makes, as it makes it (before it answers the request that made
+// it).
+func newStripeEnvWith(t *testing.T, db *store.DB, onEvent func(*stripeEnv, stripefake.Event)) *stripeEnv {
+	t.Helper()
 	var fake *stripefake.Fake
+	var se *stripeEnv
+	var ready sync.WaitGroup // se is set
+	ready.Add(1)
 	e := newBrowserEnvWith(t, db, func(c *app.Config) {
-		fake = stripefake.New(t, stripefake.Options{Now: c.Now})
+		o := stripefake.Options{Now: c.Now}
+		if onEvent != nil {
+			o.OnEvent = func(ev stripefake.Event) {
+				ready.Wait()
+				onEvent(se, ev)
+			}
+		}
+		fake = stripefake.New(t, o)
 		c.SecretsKey, _ = seal.Generate()
 		c.Acquirers = []pay.AcquirerConnector{stripepay.New(stripepay.Config{URL: fake.URL})}
 	})
@@ -168,8 +186,13 @@ func newStripeEnv(t *testing.T, db *store.DB) *stripeEnv {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &stripeEnv{browserEnv: e, fake: fake}
+	se = &stripeEnv{browserEnv: e, fake: fake}
+	ready.Done()
+	return se
 }
+
+// hook is where Stripe posts the store's events.
+func (e *stripeEnv) hook() string { return e.srv.URL + "/webhooks/stripe/" + e.store.ID }
 
 // liveEvents counts the store's live events by type.
 func (e *stripeEnv) liveEvents() map[string]int {
@@ -277,10 +300,9 @@ func TestBrowserStripePaysAndReturnsToTheShop(t *testing.T) {
 		}
 
 		// Stripe's webhooks, each delivered twice, change nothing more.
-		hook := e.srv.URL + "/webhooks/stripe/" + e.store.ID
 		for range 2 {
 			for _, ev := range e.fake.Events() {
-				status, err := e.fake.Send(context.Background(), http.DefaultClient, hook, ev, stripeWebhookSecret)
+				status, err := e.fake.Send(context.Background(), http.DefaultClient, e.hook(), ev, stripeWebhookSecret)
 				if err != nil || status != http.StatusOK {
 					t.Errorf("webhook %s = %d, %v; want 200", ev.Type, status, err)
 				}
@@ -294,6 +316,43 @@ func TestBrowserStripePaysAndReturnsToTheShop(t *testing.T) {
 		e.Do(chromedp.Navigate(s.CheckoutURL))
 		if got := e.TextHas(".receipt", "Payment received", "Visa ending in 4242"); !strings.Contains(got, "Visa ending in 4242") {
 			t.Errorf("receipt = %q; want the Visa ending in 4242", got)
+		}
+	})
+}
+
+// Stripe's webhook can come before the buyer is back: here each event is
+// delivered as Stripe makes it, before Stripe.js hears that the payment
+// succeeded. The webhook completes the session; the buyer's return finds it
+// complete and goes on to the shop; nothing happens twice.
+func TestBrowserStripeWebhookBeforeTheReturn(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		var mu sync.Mutex
+		var answered []string
+		e := newStripeEnvWith(t, db, func(e *stripeEnv, ev stripefake.Event) {
+			status, err := e.fake.Send(context.Background(), http.DefaultClient, e.hook(), ev, stripeWebhookSecret)
+			mu.Lock()
+			defer mu.Unlock()
+			answered = append(answered, ev.Type+" "+http.StatusText(status))
+			if err != nil || status != http.StatusOK {
+				t.Errorf("webhook %s = %d, %v; want 200", ev.Type, status, err)
+			}
+		})
+		s := e.create(orderBody)
+		e.Do(chromedp.Navigate(s.CheckoutURL))
+		e.payWith(stripefake.CardVisa)
+		if u := e.landedOnShop(); u.Query().Get("checkout_id") != s.ID {
+			t.Errorf("landed on %s; want checkout_id=%s", u, s.ID)
+		}
+		mu.Lock()
+		if !slices.Contains(answered, "payment_intent.succeeded OK") {
+			t.Errorf("webhooks answered %v; want payment_intent.succeeded among them", answered)
+		}
+		mu.Unlock()
+		if got := e.retrieve(s.ID).Status; got != checkout.StatusComplete {
+			t.Errorf("session = %s; want complete", got)
+		}
+		if ev := e.liveEvents(); ev[checkout.EventPaymentSucceeded] != 1 || ev[checkout.EventCheckoutCompleted] != 1 {
+			t.Errorf("events = %v; want one payment.succeeded and one checkout.completed", ev)
 		}
 	})
 }
