@@ -25,6 +25,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/chromedp"
 
 	"github.com/checkoutd/checkoutd/checkout"
@@ -517,6 +518,36 @@ func TestBrowserStripeSecondTabAfterPaying(t *testing.T) {
 		}
 		if got := e.payments(s.ID); !slices.Equal(got, []checkout.PaymentStatus{checkout.PaymentSucceeded}) {
 			t.Errorf("payments = %v; want exactly one, succeeded", got)
+		}
+	})
+}
+
+// The page's form token is gone (the browser dropped its cookies, a tab
+// restored without them): the start refuses it, and the page says to
+// reload rather than to try again in vain; reloaded, it pays.
+func TestBrowserStripeExpiredForm(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		e := newStripeEnv(t, db)
+		s := e.create(orderBody)
+		e.Do(chromedp.Navigate(s.CheckoutURL))
+		e.ready()
+		if _, err := chromedp.Call(e.Tab(), network.DeleteCookies, network.DeleteCookiesParams{Name: "checkoutd_csrf", URL: s.CheckoutURL}); err != nil {
+			t.Fatal(err)
+		}
+		e.ExpectConsole("status of 403") // the start door's refusal
+		e.payWith(stripefake.CardVisa)
+		const msg = "This page has expired. Reload it and try again."
+		if got := e.TextIs("#message", msg); got != msg {
+			t.Fatalf("without the form's cookie the page says %q; want %q", got, msg)
+		}
+		if got := e.paymentIntents(s.ID); len(got) != 0 {
+			t.Fatalf("PaymentIntents = %v; want none made", got)
+		}
+
+		e.Do(chromedp.Reload())
+		e.payWith(stripefake.CardVisa)
+		if u := e.landedOnShop(); u.Query().Get("checkout_id") != s.ID {
+			t.Errorf("landed on %s; want checkout_id=%s", u, s.ID)
 		}
 	})
 }

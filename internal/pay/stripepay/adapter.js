@@ -62,7 +62,13 @@
       headers: { "Accept": "application/json" },
       credentials: "same-origin"
     }).then(function (res) {
-      return res.json().catch(function () { return {}; });
+      return res.json().catch(function () {
+        // Refused before the door, with the page's HTML: a 403 is the
+        // form's token, gone with the browser's cookies, which only a
+        // reload gives again.
+        if (res.status === 403) return { error: { message: "This page has expired. Reload it and try again." } };
+        return {};
+      });
     }).then(function (env) {
       var data = (env && env.data) || {};
       if (env && env.ok && data.client_secret) return data;
