@@ -382,3 +382,31 @@ func TestStripeReturnAfterADecline(t *testing.T) {
 		}
 	})
 }
+
+// The doors of the element on sessions that have none: a test-mode
+// session's start declines (its cards are the simulator's, on the page's
+// own form) and makes nothing at Stripe; an unknown session is not found.
+func TestStripeDoorsWithoutTheElement(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		e := newStripeEnv(t, db)
+		test := e.session(checkout.ModeTest, fullBody)
+		r, st := e.start(test.ID)
+		want := "/invoice/" + test.ID + "?decline=method_unavailable&method=card"
+		if r.status != http.StatusOK || st.Data.ClientSecret != "" || st.Data.Redirect != want {
+			t.Errorf("start on a test-mode session = %d %s; want redirect %s", r.status, r.body, want)
+		}
+		if r := e.get("/invoice/" + test.ID + "/card/return?payment_intent=pi_x&redirect_status=succeeded"); r.status != http.StatusSeeOther || r.header.Get("Location") != "/invoice/"+test.ID+"?method=card" {
+			t.Errorf("return on a test-mode session = %d to %q; want back to the page", r.status, r.header.Get("Location"))
+		}
+		if got, _ := e.svc.Store().SessionGet(context.Background(), test.ID); got.Status != checkout.StatusOpen {
+			t.Errorf("test-mode session after the doors = %s; want open", got.Status)
+		}
+		if n := e.creates(); n != 0 {
+			t.Errorf("PaymentIntents made = %d; want none", n)
+		}
+		unknown := "/invoice/cs_" + strings.Repeat("d", 64)
+		if r := e.get(unknown + "/card/return"); r.status != http.StatusNotFound {
+			t.Errorf("return of an unknown session = %d; want 404", r.status)
+		}
+	})
+}
