@@ -20,7 +20,7 @@ const maxAcquirerWebhookBytes = 512 << 10
 // acquirer's webhook for a store (service.AcquirerWebhook). It carries no
 // API key: the acquirer signs it with the store's webhook secret, and
 // even a signed one is only a hint to look up. It answers 200 once what it
-// names is looked up and written; 400 invalid_signature when the
+// names is looked up and written; 401 invalid_signature when the
 // signature did not check out (it was still looked up), so that the
 // acquirer shows the merchant a misconfigured secret; 404 for a store
 // without that acquirer; 503 when the acquirer did not answer the lookup,

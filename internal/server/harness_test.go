@@ -75,6 +75,8 @@ type harnessOptions struct {
 	// how a test makes the store fail or panic without a switch in
 	// production code.
 	wrapStore func(checkout.Store) checkout.Store
+	// acquirers are the card acquirers stores can set up accounts at.
+	acquirers []pay.AcquirerConnector
 }
 
 // testSecretsKey seals the harness's HMAC keys' secrets.
@@ -94,7 +96,7 @@ func newHarness(t *testing.T, db *store.DB, opts ...harnessOptions) *harness {
 		Store: db, WrapStore: o.wrapStore, Logger: log,
 		Now: clk.Now, CacheNow: cacheClk.Now, CheckoutBaseURL: checkoutBase, BaseURL: apiBase,
 		RateLimit: o.rateLimit, RateBurst: o.rateBurst, AuthFailureLimit: o.authFailureLimit,
-		SecretsKey: testSecretsKey, Processors: pay.Registry{Test: pay.Simulators()},
+		SecretsKey: testSecretsKey, Processors: pay.Registry{Test: pay.Simulators()}, Acquirers: o.acquirers,
 	})
 	t.Cleanup(a.Close)
 	h := &harness{t: t, db: db, clock: clk, cacheClock: cacheClk, svc: a.Service, logs: a.RequestLogs, logBuf: logBuf,

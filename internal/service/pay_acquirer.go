@@ -307,7 +307,7 @@ func (s *Service) acquirerAnswer(ctx context.Context, p *checkout.Payment, ap pa
 // the store's, and writes what the acquirer says, so an event that is
 // late, repeated, out of order or forged changes nothing the lookup does
 // not confirm. It reports whether the signature checked out (the door
-// answers 400 when it did not, so that the acquirer shows the merchant a
+// answers 401 when it did not, so that the acquirer shows the merchant a
 // misconfigured secret); a body that cannot be parsed is
 // validation_failed; a store without that acquirer is not found.
 func (s *Service) AcquirerWebhook(ctx context.Context, name, storeID string, body []byte, header http.Header) (bool, error) {

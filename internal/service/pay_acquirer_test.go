@@ -1,7 +1,6 @@
 package service_test
 
 import (
-	"encoding/json"
 	"errors"
 	"net/http"
 	"strings"
@@ -101,30 +100,6 @@ func (f *cardFixture) deliver(t *testing.T, typ, object, secret string) []error 
 	return errs
 }
 
-// liveEvents counts the store's live events of each type about session id
-// (the session, or one of its payments).
-func (f *cardFixture) liveEvents(t *testing.T, id string) map[string]int {
-	t.Helper()
-	es, err := f.db.EventList(ctx, checkout.EventListParams{MerchantID: f.m.ID, Mode: checkout.ModeLive, Limit: 100000})
-	if err != nil {
-		t.Fatal(err)
-	}
-	n := map[string]int{}
-	for _, e := range es {
-		var obj struct {
-			ID         string `json:"id"`
-			CheckoutID string `json:"checkout_id"`
-		}
-		if err := json.Unmarshal(e.Object, &obj); err != nil {
-			t.Fatal(err)
-		}
-		if obj.ID == id || obj.CheckoutID == id {
-			n[e.Type]++
-		}
-	}
-	return n
-}
-
 func (f *cardFixture) payment(t *testing.T, id string) *checkout.Payment {
 	t.Helper()
 	p, err := f.db.PaymentGet(ctx, id)
@@ -132,6 +107,21 @@ func (f *cardFixture) payment(t *testing.T, id string) *checkout.Payment {
 		t.Fatal(err)
 	}
 	return p
+}
+
+// paidByCard makes a live session and pays it with Stripe's test payment
+// method pm, as a buyer does: the page starts the payment, Stripe.js
+// confirms it, the buyer comes back. It returns the session's id and its
+// payment.
+func (f *cardFixture) paidByCard(t *testing.T, pm string) (string, *checkout.Payment) {
+	t.Helper()
+	id := f.liveSession(t)
+	pi := f.start(t, id).Payment.Acquirer.ID
+	if err := f.fake.Confirm(pi, pm); err != nil {
+		t.Fatal(err)
+	}
+	f.back(t, id)
+	return id, f.paidOnce(t, id)
 }
 
 // A card payment through Stripe: started once however often the page asks
@@ -186,7 +176,7 @@ func TestAcquirerPaymentSucceeds(t *testing.T) {
 				}
 			}
 		}
-		if ev := f.liveEvents(t, id); ev[checkout.EventPaymentSucceeded] != 1 || ev[checkout.EventCheckoutCompleted] != 1 {
+		if ev := f.eventCounts(t, id); ev[checkout.EventPaymentSucceeded] != 1 || ev[checkout.EventCheckoutCompleted] != 1 {
 			t.Errorf("events = %v; want one payment.succeeded and one checkout.completed", ev)
 		}
 	})
@@ -278,7 +268,7 @@ func TestAcquirerDeclineThenAnotherCard(t *testing.T) {
 		if p := f.payment(t, first.ID); p.Status != checkout.PaymentFailed || *p.FailureCode != checkout.FailInsufficientFunds {
 			t.Errorf("the first payment after late events = %s %v", p.Status, *p.FailureCode)
 		}
-		if ev := f.liveEvents(t, id); ev[checkout.EventPaymentFailed] != 1 || ev[checkout.EventPaymentSucceeded] != 1 || ev[checkout.EventCheckoutCompleted] != 1 {
+		if ev := f.eventCounts(t, id); ev[checkout.EventPaymentFailed] != 1 || ev[checkout.EventPaymentSucceeded] != 1 || ev[checkout.EventCheckoutCompleted] != 1 {
 			t.Errorf("events = %v; want one payment.failed, one payment.succeeded, one checkout.completed", ev)
 		}
 	})
@@ -383,17 +373,7 @@ func TestAcquirerUnknownOutcome(t *testing.T) {
 func TestAcquirerRefunds(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		f := newCardFixture(t, db, stripefake.Options{RefundFailSucceedsFirst: true, Delay: time.Minute})
-		paid := func(pm string) *checkout.Payment {
-			t.Helper()
-			id := f.liveSession(t)
-			pi := f.start(t, id).Payment.Acquirer.ID
-			if err := f.fake.Confirm(pi, pm); err != nil {
-				t.Fatal(err)
-			}
-			f.back(t, id)
-			return f.paidOnce(t, id)
-		}
-		p := paid(stripefake.CardVisa)
+		_, p := f.paidByCard(t, stripefake.CardVisa)
 		if err := f.svc.RefundBlock(p); err != nil {
 			t.Fatalf("RefundBlock = %v", err)
 		}
@@ -409,7 +389,7 @@ func TestAcquirerRefunds(t *testing.T) {
 			t.Fatalf("the refund = %+v, %v; want its Stripe id noted", r, err)
 		}
 
-		q := paid(stripefake.CardRefundFail)
+		_, q := f.paidByCard(t, stripefake.CardRefundFail)
 		out, err = f.svc.RefundPayment(ctx, service.RefundRequest{PaymentID: q.ID, By: operator})
 		if err != nil || out.Refund.Status != checkout.RefundSucceeded || out.Payment.Status != checkout.PaymentRefunded {
 			t.Fatalf("RefundPayment of the failing card = %+v, %v; want succeeded first", out, err)
@@ -426,12 +406,12 @@ func TestAcquirerRefunds(t *testing.T) {
 		if r.Status != checkout.RefundFailed || q.AmountRefunded != 0 || q.Status != checkout.PaymentSucceeded {
 			t.Errorf("after Stripe failed the refund: refund %s, payment %s with %d refunded; want failed, succeeded with 0", r.Status, q.Status, q.AmountRefunded)
 		}
-		if ev := f.liveEvents(t, q.SessionID); ev[checkout.EventPaymentRefunded] != 2 {
+		if ev := f.eventCounts(t, q.SessionID); ev[checkout.EventPaymentRefunded] != 2 {
 			t.Errorf("events = %v; want payment.refunded twice (refunded, then not)", ev)
 		}
 		// A second delivery changes nothing.
 		f.deliver(t, "charge.refund.updated", out.Refund.Acquirer.ID, stripeWebhookSecret)
-		if ev := f.liveEvents(t, q.SessionID); ev[checkout.EventPaymentRefunded] != 2 {
+		if ev := f.eventCounts(t, q.SessionID); ev[checkout.EventPaymentRefunded] != 2 {
 			t.Errorf("events after a repeated webhook = %v", ev)
 		}
 	})
@@ -446,13 +426,8 @@ func TestAcquirerRefunds(t *testing.T) {
 func TestAcquirerDispute(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		f := newCardFixture(t, db, stripefake.Options{})
-		id := f.liveSession(t)
-		pi := f.start(t, id).Payment.Acquirer.ID
-		if err := f.fake.Confirm(pi, stripefake.CardVisa); err != nil {
-			t.Fatal(err)
-		}
-		f.back(t, id)
-		p := f.paidOnce(t, id)
+		id, p := f.paidByCard(t, stripefake.CardVisa)
+		pi := p.Acquirer.ID
 		dp, err := f.fake.OpenDispute(pi, "product_not_received")
 		if err != nil {
 			t.Fatal(err)
@@ -488,7 +463,7 @@ func TestAcquirerDispute(t *testing.T) {
 		if d.Status != checkout.DisputeLost || p.Status != checkout.PaymentDisputeLost {
 			t.Errorf("after Stripe decided: dispute %s, payment %s; want lost, dispute_lost", d.Status, p.Status)
 		}
-		if ev := f.liveEvents(t, id); ev[checkout.EventPaymentDisputed] != 1 || ev[checkout.EventPaymentDisputeClosed] != 1 {
+		if ev := f.eventCounts(t, id); ev[checkout.EventPaymentDisputed] != 1 || ev[checkout.EventPaymentDisputeClosed] != 1 {
 			t.Errorf("events = %v; want one payment.disputed, one payment.dispute_closed", ev)
 		}
 	})
@@ -496,22 +471,6 @@ func TestAcquirerDispute(t *testing.T) {
 
 // logged reports whether the fixture's log holds s.
 func (f *cardFixture) logged(s string) bool { return strings.Contains(f.logBuf.String(), s) }
-
-// paidOnce checks that live session id was paid by exactly one payment,
-// with one payment.succeeded and one checkout.completed, and returns that
-// payment.
-func (f *cardFixture) paidOnce(t *testing.T, id string) *checkout.Payment {
-	t.Helper()
-	s := f.reload(t, id)
-	succeeded := f.payments(t, id)[checkout.PaymentSucceeded]
-	if s.Status != checkout.StatusComplete || len(succeeded) != 1 || s.PaymentID == nil || *s.PaymentID != succeeded[0].ID {
-		t.Fatalf("session %s: %s, payment %v, %d succeeded payments; want complete, paid by its one succeeded payment", id, s.Status, s.PaymentID, len(succeeded))
-	}
-	if ev := f.liveEvents(t, id); ev[checkout.EventCheckoutCompleted] != 1 || ev[checkout.EventPaymentSucceeded] != 1 {
-		t.Errorf("events of %s = %v; want one checkout.completed and one payment.succeeded", id, ev)
-	}
-	return succeeded[0]
-}
 
 // A card payment at Stripe racing a crypto payment of the same session:
 // exactly one pays it. Crypto that arrives while the card payment holds
@@ -540,7 +499,7 @@ func TestAcquirerRacesCrypto(t *testing.T) {
 			t.Fatal(err)
 		}
 		f.back(t, id)
-		if p := f.payFixture.paidOnce(t, id); p.ID != card.ID {
+		if p := f.paidOnce(t, id); p.ID != card.ID {
 			t.Errorf("paid by %s; want the card %s", p.ID, card.ID)
 		}
 
@@ -567,13 +526,8 @@ func TestAcquirerRacesCrypto(t *testing.T) {
 func TestAcquirerUnsignedEventsAskNothing(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		f := newCardFixture(t, db, stripefake.Options{})
-		id := f.liveSession(t)
-		pi := f.start(t, id).Payment.Acquirer.ID
-		if err := f.fake.Confirm(pi, stripefake.CardVisa); err != nil {
-			t.Fatal(err)
-		}
-		f.back(t, id)
-		f.paidOnce(t, id)
+		id, p := f.paidByCard(t, stripefake.CardVisa)
+		pi := p.Acquirer.ID
 		dp, err := f.fake.OpenDispute(pi, "fraudulent")
 		if err != nil {
 			t.Fatal(err)

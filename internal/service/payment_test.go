@@ -182,12 +182,16 @@ func (f *payFixture) payments(t *testing.T, id string) map[checkout.PaymentStatu
 	return out
 }
 
-// eventCounts counts the store's test-mode events of each type about
-// session id (the session itself, or one of its payments).
+// eventCounts counts the store's events of each type about session id
+// (the session itself, or one of its payments), in the session's mode.
 func (f *payFixture) eventCounts(t *testing.T, id string) map[string]int {
 	t.Helper()
+	es, err := f.db.EventList(ctx, checkout.EventListParams{MerchantID: f.m.ID, Mode: f.reload(t, id).Mode, Limit: 100000})
+	if err != nil {
+		t.Fatal(err)
+	}
 	n := map[string]int{}
-	for _, e := range f.events(t, "") {
+	for _, e := range es {
 		var obj struct {
 			ID         string `json:"id"`
 			CheckoutID string `json:"checkout_id"`
