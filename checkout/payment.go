@@ -159,7 +159,7 @@ var failureMessages = map[string]string{
 	FailReplaced:             "The transaction was replaced by another (a fee bump); the replacement pays instead.",
 	FailDoubleSpent:          "The transaction's coins were spent elsewhere before it confirmed; nothing arrived. Pay again to complete the checkout.",
 	FailDropped:              "The transaction left the network before it confirmed; nothing arrived. Pay again to complete the checkout.",
-	FailAuthenticationFailed: "Your bank could not confirm that the payment is yours. Try again, or use another card.",
+	FailAuthenticationFailed: "Your bank could not confirm that the payment is yours.",
 	FailAbandoned:            "The payment was not completed in time; nothing was charged. Pay again to complete the checkout.",
 }
 
