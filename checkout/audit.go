@@ -73,6 +73,11 @@ const (
 	AuditCryptoKeySet    AuditAction = "crypto_key.set"
 	AuditCryptoKeyRemove AuditAction = "crypto_key.remove"
 
+	// The store's account at a card acquirer. Object: the acquirer
+	// (stripe); never a secret.
+	AuditAcquirerSet    AuditAction = "acquirer_account.set"
+	AuditAcquirerRemove AuditAction = "acquirer_account.remove"
+
 	// The operator's secrets key (no store). Object: none.
 	AuditSecretsRotate AuditAction = "secrets.rotate"
 )
@@ -88,6 +93,7 @@ var AuditActions = []AuditAction{
 	AuditEndpointSecretRoll, AuditEndpointSecretReveal, AuditEndpointTest, AuditEndpointRetryFailed, AuditDeliveryResend,
 	AuditRefundCreate, AuditRefundCancel, AuditRefundSimulatePayout, AuditDisputeAnswer,
 	AuditCryptoKeySet, AuditCryptoKeyRemove,
+	AuditAcquirerSet, AuditAcquirerRemove,
 	AuditSecretsRotate,
 }
 

@@ -68,6 +68,10 @@ const (
 	ActionViewSettings Action = "settings.read"
 	// ActionManageSettings: change the store's settings and crypto keys.
 	ActionManageSettings Action = "settings.write"
+	// ActionManageAcquirer: set up and remove the store's account at a card
+	// acquirer (its secret keys, entered once, never shown again) and see
+	// its secrets' hints.
+	ActionManageAcquirer Action = "acquirer.write"
 	// ActionViewMembers: the store's members and pending invitations.
 	ActionViewMembers Action = "members.read"
 	// ActionManageMembers: invite, change a role, remove a member.
@@ -83,7 +87,7 @@ var roleActions = map[Role][]Action{
 		ActionViewKeys, ActionSeeKeyHints, ActionManageKeys,
 		ActionViewWebhooks, ActionSeeWebhookSecrets, ActionManageWebhooks,
 		ActionViewEvents, ActionViewLogs, ActionSeeLogBodies,
-		ActionViewSettings, ActionManageSettings, ActionViewMembers, ActionManageMembers, ActionViewAudit,
+		ActionViewSettings, ActionManageSettings, ActionManageAcquirer, ActionViewMembers, ActionManageMembers, ActionViewAudit,
 	},
 	RoleDeveloper: {
 		ActionViewPayments,
@@ -118,6 +122,7 @@ var actionNames = map[Action]string{
 	ActionSeeLogBodies:      "see request logs' bodies",
 	ActionViewSettings:      "see the store's settings",
 	ActionManageSettings:    "change the store's settings",
+	ActionManageAcquirer:    "set up the store's card acquirer",
 	ActionViewMembers:       "see the team",
 	ActionManageMembers:     "manage the team",
 	ActionViewAudit:         "see the audit trail",

@@ -145,6 +145,12 @@ type Store interface {
 	CryptoKeyActive(ctx context.Context, merchantID, coin string) (*CryptoKey, error)
 	// CryptoKeyList returns a store's active keys, by coin.
 	CryptoKeyList(ctx context.Context, merchantID string) ([]*CryptoKey, error)
+	// AcquirerAccountGet returns a store's account at an acquirer in a
+	// mode; not_found when it has none.
+	AcquirerAccountGet(ctx context.Context, merchantID string, mode Mode, acquirer string) (*AcquirerAccount, error)
+	// AcquirerAccountList returns a store's acquirer accounts, by mode and
+	// acquirer.
+	AcquirerAccountList(ctx context.Context, merchantID string) ([]*AcquirerAccount, error)
 	// CryptoQuoteAddressesOpen returns the addresses of a coin's live
 	// quotes whose session is still open.
 	CryptoQuoteAddressesOpen(ctx context.Context, coin string) ([]string, error)
@@ -255,6 +261,17 @@ type Tx interface {
 	// no such key). Rotating the secrets key seals them all again.
 	APIKeyListSealed(ctx context.Context) ([]*APIKey, error)
 	APIKeySetSealed(ctx context.Context, id, sealed string) error
+	// AcquirerAccountPut stores a store's account at an acquirer in a
+	// mode, in place of the one it had; AcquirerAccountDelete deletes it
+	// (not_found when there is none).
+	AcquirerAccountPut(ctx context.Context, a *AcquirerAccount) error
+	AcquirerAccountDelete(ctx context.Context, merchantID string, mode Mode, acquirer string) error
+	// AcquirerAccountListSealed returns every store's acquirer account,
+	// locked for the transaction; AcquirerAccountSetSealed writes one's
+	// sealed secrets (not_found when there is no such account). Rotating
+	// the secrets key seals them all again.
+	AcquirerAccountListSealed(ctx context.Context) ([]*AcquirerAccount, error)
+	AcquirerAccountSetSealed(ctx context.Context, a *AcquirerAccount) error
 	// APIKeyRevoke marks a key revoked at t; not_found when there is no such
 	// key. Revoking a revoked key keeps the first time.
 	APIKeyRevoke(ctx context.Context, id string, t time.Time) error

@@ -30,6 +30,9 @@ type admin struct {
 	// makeSecretsKey lets the command make when there is none.
 	secrets        *secretsKeyFlag
 	makeSecretsKey bool
+	// acquirers, when set (withAcquirers), give the service the card
+	// acquirers stores set up their accounts at.
+	acquirers *acquirerFlags
 	// procs are the service's payment processors: none unless a command
 	// that pays or refunds sets them.
 	procs pay.Registry
@@ -40,6 +43,13 @@ type admin struct {
 func (a *admin) withSecretsKey() {
 	a.secrets = &secretsKeyFlag{}
 	a.secrets.register(a.fs)
+}
+
+// withAcquirers adds the acquirers' flags, for the commands that check a
+// store's keys at its acquirer.
+func (a *admin) withAcquirers() {
+	a.acquirers = &acquirerFlags{}
+	a.acquirers.register(a.fs)
 }
 
 func newAdmin(e env, name, synopsis string) *admin {
@@ -75,6 +85,9 @@ func (a *admin) run(ctx context.Context, args []string, fn func(svc *service.Ser
 		if cfg.SecretsKey, _, err = a.db.secretsKey(a.secrets, a.makeSecretsKey); err != nil {
 			return err
 		}
+	}
+	if a.acquirers != nil {
+		cfg.Acquirers = a.acquirers.connectors()
 	}
 	if a.withGuard != nil {
 		g, err := a.withGuard()

@@ -57,6 +57,10 @@ func TestEveryAdminCommandPrintsOneJSONObject(t *testing.T) {
 			"zpub6rFR7y4Q2AijBEqTUquhVz398htDFrtymD9xYYfG1m4wAcvPhXNfE3EfH1r1ADqtfSdVCToUG868RvUUkgDKf31mGDtKsAYz2oz2AGutZYs")
 		one("stores", "crypto", "list", "--store", ids.store)
 		one("stores", "crypto", "remove", "--store", ids.store, "--coin", "BTC")
+		ran["stores stripe"], ran["stores stripe set"] = true, true
+		decodeOne(t, setStripe(t, db, stripeFake(t), ids.store), &map[string]any{})
+		one("stores", "stripe", "show", ids.store)
+		one("stores", "stripe", "remove", ids.store)
 		ids.key = id(one("keys", "create", "--store", ids.store))
 		one("keys", "list", "--store", ids.store)
 		one("keys", "revoke", ids.key)
@@ -109,7 +113,7 @@ func TestEveryAdminCommandPrintsOneJSONObject(t *testing.T) {
 			}
 			got = append([]string{en["action"].(string)}, got...)
 		}
-		want := []string{"store.create", "crypto_key.set", "crypto_key.remove", "api_key.create", "api_key.revoke",
+		want := []string{"store.create", "crypto_key.set", "crypto_key.remove", "acquirer_account.set", "acquirer_account.remove", "api_key.create", "api_key.revoke",
 			"webhook_endpoint.create", "webhook_endpoint.update", "webhook_endpoint.secret_roll", "webhook_endpoint.test",
 			"webhook_endpoint.disable", "webhook_endpoint.enable", "webhook_delivery.resend", "webhook_endpoint.delete",
 			"member.add", "member.add", "member.role_change", "member.remove", "invitation.create", "store.dispute_fee"}
@@ -148,9 +152,9 @@ func TestEveryAdminCommandPrintsOneJSONObject(t *testing.T) {
 			}
 		}
 
-		for _, group := range []string{"stores", "keys", "webhooks", "accounts", "members", "stores crypto", "payments", "disputes", "secrets", "audit"} {
+		for _, group := range []string{"stores", "keys", "webhooks", "accounts", "members", "stores crypto", "stores stripe", "payments", "disputes", "secrets", "audit"} {
 			for _, sub := range subcommandsOf(t, group) {
-				if sub == "crypto" && group == "stores" {
+				if (sub == "crypto" || sub == "stripe") && group == "stores" {
 					continue // a group of its own, covered below
 				}
 				if !ran[group+" "+sub] {

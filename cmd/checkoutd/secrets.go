@@ -249,11 +249,11 @@ func secretsRotate(ctx context.Context, e env, args []string) error {
 		out.KeyFile = path
 	}
 	return a.print(out, func(w io.Writer) {
-		fmt.Fprintf(w, "Sealed %d HMAC key secrets again with the secrets key %s (it was %s).\n", n, nextKey.ID(), old.ID())
+		fmt.Fprintf(w, "Sealed %d secrets (HMAC keys', stores' Stripe accounts') again with the secrets key %s (it was %s).\n", n, nextKey.ID(), old.ID())
 		if origin != keyGiven {
 			fmt.Fprintf(w, "%s holds the new key: back it up now, as a copy of the old one opens nothing any more.\n", path)
 			return
 		}
-		fmt.Fprintln(w, "Give every node the new key (CHECKOUTD_SECRETS_KEY) and restart it: until then a node started with the old key alone cannot verify signed requests. To rotate with no such gap, first restart every node with \"NEW,OLD\", then rotate, then give them NEW alone.")
+		fmt.Fprintln(w, "Give every node the new key (CHECKOUTD_SECRETS_KEY) and restart it: until then a node started with the old key alone cannot verify signed requests nor reach stores' Stripe accounts. To rotate with no such gap, first restart every node with \"NEW,OLD\", then rotate, then give them NEW alone.")
 	})
 }

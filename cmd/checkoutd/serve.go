@@ -47,6 +47,7 @@ type serveConfig struct {
 	secrets          secretsKeyFlag
 	secretsKey       *seal.Key
 	crypto           cryptoFlags
+	acquirers        acquirerFlags
 }
 
 func parseServeConfig(e env, args []string) (*serveConfig, error) {
@@ -72,6 +73,7 @@ func parseServeConfig(e env, args []string) (*serveConfig, error) {
 	fs.StringVar(&c.logLevel, "log-level", "info", "debug, info, warn or error")
 	c.secrets.register(fs)
 	c.crypto.register(fs)
+	c.acquirers.register(fs)
 	rest, err := parseFlags(fs, e, args)
 	if err != nil {
 		return nil, err
@@ -210,6 +212,7 @@ func serveCmd(ctx context.Context, e env, args []string) error {
 		Processors:         procs,
 		CryptoScanInterval: cfg.crypto.scanInterval,
 		SecretsKey:         cfg.secretsKey,
+		Acquirers:          cfg.acquirers.connectors(),
 		Guard:              guard,
 		RootCAs:            roots,
 		WebhookWorkers:     cfg.webhookWorkers,
@@ -298,14 +301,14 @@ func serveCmd(ctx context.Context, e env, args []string) error {
 func logSecretsKey(log *slog.Logger, k *seal.Key, origin keyFileOrigin, path string) {
 	switch origin {
 	case keyNone:
-		log.Info("no secrets key (--secrets-key or CHECKOUTD_SECRETS_KEY): HMAC keys can be neither created nor verified on PostgreSQL without one; bearer keys work")
+		log.Info("no secrets key (--secrets-key or CHECKOUTD_SECRETS_KEY): HMAC keys can be neither created nor verified on PostgreSQL without one, nor stores' Stripe accounts set up or used; bearer keys work")
 	case keyFileMade:
-		log.Info("first start: made a secrets key, which seals HMAC keys' secrets, in a file readable by this user only; back it up apart from the database: without it HMAC keys stop working (docs/operations.md)",
+		log.Info("first start: made a secrets key, which seals HMAC keys' and Stripe accounts' secrets, in a file readable by this user only; back it up apart from the database: without it HMAC keys and Stripe accounts stop working (docs/operations.md)",
 			"secrets_key_file", path, "secrets_key_id", k.ID())
 	case keyFromFile:
-		log.Info("secrets key from its file: HMAC keys' secrets are sealed with it", "secrets_key_file", path, "secrets_key_id", k.ID())
+		log.Info("secrets key from its file: HMAC keys' and Stripe accounts' secrets are sealed with it", "secrets_key_file", path, "secrets_key_id", k.ID())
 	default:
-		log.Info("secrets key set: HMAC keys' secrets are sealed with it", "secrets_key_id", k.ID())
+		log.Info("secrets key set: HMAC keys' and Stripe accounts' secrets are sealed with it", "secrets_key_id", k.ID())
 	}
 }
 

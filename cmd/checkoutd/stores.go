@@ -18,6 +18,7 @@ func storesCmd(ctx context.Context, e env, args []string) error {
 		"create":      storesCreate,
 		"list":        storesList,
 		"crypto":      storesCrypto,
+		"stripe":      storesStripe,
 		"dispute-fee": storesDisputeFee,
 	})
 }

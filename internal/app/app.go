@@ -57,6 +57,10 @@ type Config struct {
 	// SecretsKey seals HMAC keys' secrets at rest
 	// (service.Config.SecretsKey); without one, HMAC keys are refused.
 	SecretsKey *seal.Key
+	// Acquirers are the card acquirers stores can set up their own
+	// accounts at (service.Config.Acquirers); their secrets are sealed
+	// with SecretsKey.
+	Acquirers []pay.AcquirerConnector
 
 	// Guard checks webhook endpoint URLs and every address an attempt
 	// connects to; the default guard (public addresses only) when nil.
@@ -159,6 +163,7 @@ func New(cfg Config) *App {
 	sc := service.Config{
 		Store: st, Now: cfg.Now, CacheNow: cfg.CacheNow, CheckoutBaseURL: cfg.CheckoutBaseURL, BaseURL: cfg.BaseURL, Logger: cfg.Logger,
 		URLs: guard, Notify: a.Dispatcher.Wake, Processors: cfg.Processors, SecretsKey: cfg.SecretsKey,
+		Acquirers: cfg.Acquirers,
 	}
 	a.Service = service.New(sc)
 	a.RequestLogs = service.NewRequestLogWriter(cfg.Store, cfg.Logger)

@@ -243,6 +243,10 @@ type disputeView struct {
 	// Sent is whether the page answers the evidence just sent, and it is
 	// not yet decided.
 	Sent bool
+	// Acquirer names the card acquirer that decides the dispute of a live
+	// card payment it took, where the merchant answers it; "" when
+	// checkoutd takes the evidence.
+	Acquirer string
 }
 
 func newDisputeView(d *checkout.Dispute, now time.Time, f disputeForm, refusal string, sent bool) *disputeView {

@@ -278,6 +278,11 @@ func (d *Dashboard) renderPayment(w http.ResponseWriter, r *http.Request, s *sco
 	}
 	if dispute != nil {
 		v.Dispute = newDisputeView(dispute, d.svc.Now(), st.dispute, st.disputeRefusal, st.sent)
+		if p.Acquirer != nil {
+			// The card acquirer that took the payment decides its
+			// disputes, on evidence sent there.
+			v.Dispute.Acquirer, v.Dispute.TakesEvidence = p.Acquirer.Name, false
+		}
 	}
 	if err := d.svc.RefundBlock(p); err != nil {
 		v.Block = refundBlockMessage(p, err)

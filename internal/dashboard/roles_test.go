@@ -104,6 +104,10 @@ func roleMatrix(ids map[string]string) []matrixRequest {
 		{"POST " + s + "settings/crypto", nil, f("coin", "BTC", "xpub", "x"), checkout.ActionManageSettings},
 		{"GET " + s + "settings/crypto/{coin}/remove", v("coin", "btc"), nil, checkout.ActionManageSettings},
 		{"POST " + s + "settings/crypto/{coin}/remove", v("coin", "btc"), nil, checkout.ActionManageSettings},
+		{"GET " + s + "settings/cards", nil, nil, checkout.ActionViewSettings},
+		{"POST " + s + "settings/cards", nil, f("acquirer", "stripe", "secret_key", "x"), checkout.ActionManageAcquirer},
+		{"GET " + s + "settings/cards/{acquirer}/remove", v("acquirer", "stripe"), nil, checkout.ActionManageAcquirer},
+		{"POST " + s + "settings/cards/{acquirer}/remove", v("acquirer", "stripe"), nil, checkout.ActionManageAcquirer},
 		{"GET " + s + "developers/keys", nil, nil, checkout.ActionViewKeys},
 		{"POST " + s + "developers/keys", nil, f("name", "More", "type", "bearer", "permissions", "checkouts:write"), checkout.ActionManageKeys},
 		{"GET " + s + "developers/keys/{id}/revoke", key, nil, checkout.ActionManageKeys},
@@ -284,10 +288,11 @@ func TestRoleMatrix(t *testing.T) {
 					if res.status == http.StatusForbidden || res.status >= 500 || res.status == http.StatusSeeOther && strings.Contains(res.header.Get("Location"), "/signin") {
 						t.Errorf("%s = %d; want it allowed (%s): %.300s", what, res.status, q.action, res.body)
 					}
-					// An allowed page shows whole, but a crypto key's in test
-					// mode, which has none; a post may answer otherwise (a
-					// redirect, a form's refusal), never with the role's.
-					if method == http.MethodGet && !strings.HasPrefix(section, "settings/crypto/") && res.status != http.StatusOK {
+					// An allowed page shows whole, but a crypto key's or an
+					// acquirer account's in test mode, which has none; a post
+					// may answer otherwise (a redirect, a form's refusal),
+					// never with the role's.
+					if method == http.MethodGet && !strings.HasPrefix(section, "settings/crypto/") && !strings.HasPrefix(section, "settings/cards/") && res.status != http.StatusOK {
 						t.Errorf("%s = %d; want 200: %.300s", what, res.status, res.body)
 					}
 					if method == http.MethodGet && res.status == http.StatusOK {
@@ -340,6 +345,8 @@ var shownFor = []struct {
 	{`>Retry all failed</button>`, checkout.ActionManageWebhooks},
 	{`>Resend</button>`, checkout.ActionManageWebhooks},
 	{`<form method="post" action="/dashboard/stores/STORE/test/settings"`, checkout.ActionManageSettings},
+	{`>Check and set up</button>`, checkout.ActionManageAcquirer},
+	{`/settings/cards/stripe/remove`, checkout.ActionManageAcquirer},
 	{`>Create invitation link</button>`, checkout.ActionManageMembers},
 	{`/team/members/`, checkout.ActionManageMembers},
 	{`/team/invitations/`, checkout.ActionManageMembers},

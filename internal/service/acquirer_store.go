@@ -2,6 +2,7 @@ package service
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/checkoutd/checkoutd/checkout"
 	"github.com/checkoutd/checkoutd/internal/pay"
@@ -11,33 +12,60 @@ import (
 // credentials.
 type storeAcquirer struct {
 	name           string
+	conn           pay.AcquirerConnector
 	acq            pay.Acquirer
 	publishableKey string
 	page           pay.AcquirerPage
 }
 
 // storeAcquirer returns the card acquirer of a store's mode, nil when it
-// has none.
-//
-// TODO(acquirer-settings): the stores' credentials (migration 0030) replace
-// this table of connected acquirers, which only tests fill.
+// has none: its account at the first of the service's acquirers it has one
+// at (SetAcquirerAccount), its secrets opened with the secrets key. A
+// sealed secret that does not open is an internal error whose cause (for
+// the log, never a secret) says what the operator must fix.
 func (s *Service) storeAcquirer(ctx context.Context, storeID string, mode checkout.Mode) (*storeAcquirer, error) {
-	s.acquirersMu.Lock()
-	defer s.acquirersMu.Unlock()
-	return s.acquirers[storeID+"/"+string(mode)], nil
+	for _, conn := range s.acquirerConnectors() {
+		a, err := s.store.AcquirerAccountGet(ctx, storeID, mode, conn.Name())
+		if checkout.IsCode(err, checkout.ENotFound) {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		c, err := s.openAcquirer(a)
+		if err != nil {
+			return nil, checkout.Internal(fmt.Errorf("the %s account of store %s in %s mode: %w", conn.Name(), storeID, mode, err))
+		}
+		return &storeAcquirer{name: conn.Name(), conn: conn, acq: conn.Connect(c), publishableKey: c.PublishableKey, page: conn.Page()}, nil
+	}
+	return nil, nil
+}
+
+// acquirerFor returns the Acquirer of a store's account in a mode, with
+// its connector (storeAcquirer); false when it has none.
+func (s *Service) acquirerFor(ctx context.Context, storeID string, mode checkout.Mode) (pay.Acquirer, pay.AcquirerConnector, bool, error) {
+	sa, err := s.storeAcquirer(ctx, storeID, mode)
+	if err != nil || sa == nil {
+		return nil, nil, false, err
+	}
+	return sa.acq, sa.conn, true, nil
+}
+
+// acquirerConnectors returns the acquirers stores can set up accounts at,
+// in the configuration's order.
+func (s *Service) acquirerConnectors() []pay.AcquirerConnector {
+	s.connectorsMu.Lock()
+	defer s.connectorsMu.Unlock()
+	return append([]pay.AcquirerConnector(nil), s.connectors...)
 }
 
 // AcquirerPage returns how the payment page takes a card through the card
 // acquirer named name (its adapter script), false for an acquirer this
 // service does not connect to.
-//
-// TODO(acquirer-settings): from the configured connectors.
 func (s *Service) AcquirerPage(name string) (pay.AcquirerPage, bool) {
-	s.acquirersMu.Lock()
-	defer s.acquirersMu.Unlock()
-	for _, sa := range s.acquirers {
-		if sa.name == name {
-			return sa.page, true
+	for _, conn := range s.acquirerConnectors() {
+		if conn.Name() == name {
+			return conn.Page(), true
 		}
 	}
 	return pay.AcquirerPage{}, false

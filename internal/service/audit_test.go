@@ -9,6 +9,8 @@ import (
 
 	"github.com/checkoutd/checkoutd/checkout"
 	"github.com/checkoutd/checkoutd/internal/pay"
+	"github.com/checkoutd/checkoutd/internal/pay/stripefake"
+	"github.com/checkoutd/checkoutd/internal/pay/stripepay"
 	"github.com/checkoutd/checkoutd/internal/seal"
 	"github.com/checkoutd/checkoutd/internal/service"
 	"github.com/checkoutd/checkoutd/internal/store"
@@ -23,6 +25,7 @@ func newAuditFixture(t *testing.T, db *store.DB) *payFixture {
 	f.svc = service.New(service.Config{
 		Store: db, Now: f.clock.Now, CacheNow: f.cache.Now, CheckoutBaseURL: "https://pay.example", Logger: f.log,
 		URLs: fakeURLs{}, SecretsKey: testSecretsKey,
+		Acquirers:  []pay.AcquirerConnector{stripepay.New(stripepay.Config{URL: stripefake.New(t, stripefake.Options{}).URL})},
 		Processors: pay.Registry{Test: pay.Processors{Card: f.cards, Crypto: pay.TestNetwork{}, Skins: f.skins}},
 	})
 	return f
@@ -342,6 +345,24 @@ func TestAuditEveryChange(t *testing.T) {
 		})
 		step("RemoveCryptoKey of no key", "", "", none, func() error {
 			return svc.RemoveCryptoKey(octx, f.m.ID, "LTC")
+		})
+		obj = "stripe"
+		secrets = append(secrets, stripeSecretKey, stripeWebhookSecret)
+		step("SetAcquirerAccount", checkout.AuditAcquirerSet, f.m.ID, is, func() error {
+			_, err := svc.SetAcquirerAccount(octx, goodAcquirerParams(f.m.ID))
+			return err
+		})
+		step("SetAcquirerAccount with a wrong key", "", "", none, func() error {
+			p := goodAcquirerParams(f.m.ID)
+			p.SecretKey = "hunter2hunter2hunter2"
+			_, err := svc.SetAcquirerAccount(octx, p)
+			return err
+		})
+		step("RemoveAcquirerAccount", checkout.AuditAcquirerRemove, f.m.ID, is, func() error {
+			return svc.RemoveAcquirerAccount(octx, f.m.ID, checkout.ModeLive, "stripe")
+		})
+		step("RemoveAcquirerAccount of none", "", "", none, func() error {
+			return svc.RemoveAcquirerAccount(octx, f.m.ID, checkout.ModeLive, "stripe")
 		})
 		var created *checkout.Merchant
 		step("CreateStore", checkout.AuditStoreCreate, "=object", is, func() error {

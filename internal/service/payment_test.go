@@ -139,7 +139,7 @@ func newPayFixture(t *testing.T, db *store.DB) *payFixture {
 // fixture's clocks and processors.
 func (f *payFixture) node(db *store.DB) *service.Service {
 	return service.New(service.Config{
-		Store: db, Now: f.clock.Now, CacheNow: f.cache.Now, CheckoutBaseURL: "https://pay.example", Logger: f.log,
+		Store: db, Now: f.clock.Now, CacheNow: f.cache.Now, CheckoutBaseURL: "https://pay.example", Logger: f.log, SecretsKey: testSecretsKey,
 		Processors: pay.Registry{Test: pay.Processors{Card: f.cards, Crypto: pay.TestNetwork{}, Skins: f.skins}},
 	})
 }

@@ -127,6 +127,17 @@ func TestRolesInTheService(t *testing.T) {
 				return err
 			}},
 			{"RemoveCryptoKey", checkout.ActionManageSettings, func(ctx context.Context) error { return f.svc.RemoveCryptoKey(ctx, f.m.ID, "BTC") }},
+			{"AcquirerAccountOf", checkout.ActionViewSettings, func(ctx context.Context) error {
+				_, err := f.svc.AcquirerAccountOf(ctx, f.m.ID, checkout.ModeLive, "stripe")
+				return err
+			}},
+			{"SetAcquirerAccount", checkout.ActionManageAcquirer, func(ctx context.Context) error {
+				_, err := f.svc.SetAcquirerAccount(ctx, goodAcquirerParams(f.m.ID))
+				return err
+			}},
+			{"RemoveAcquirerAccount", checkout.ActionManageAcquirer, func(ctx context.Context) error {
+				return f.svc.RemoveAcquirerAccount(ctx, f.m.ID, checkout.ModeLive, "stripe")
+			}},
 			{"Members", checkout.ActionViewMembers, func(ctx context.Context) error { _, err := f.svc.Members(ctx, f.m.ID); return err }},
 			{"AddMember", checkout.ActionManageMembers, func(ctx context.Context) error {
 				_, _, err := f.svc.AddMember(ctx, f.m.ID, "nobody@example.com", checkout.RoleViewer)

@@ -61,6 +61,11 @@ type Config struct {
 	// HMAC keys at rest (the server must keep them to verify signatures).
 	// Without one, HMAC keys cannot be created, nor verified.
 	SecretsKey *seal.Key
+	// Acquirers are the card acquirers stores can set up their own
+	// accounts at (SetAcquirerAccount), in the order acquirerFor tries
+	// them; none: live sessions offer no card through an acquirer. Their
+	// secrets are sealed with SecretsKey.
+	Acquirers []pay.AcquirerConnector
 }
 
 // Service runs checkoutd's operations.
@@ -78,11 +83,13 @@ type Service struct {
 	liveWatched atomic.Bool
 	procs       pay.Registry
 	secrets     *seal.Key
-	acquirersMu sync.Mutex
-	acquirers   map[string]*storeAcquirer
-	actor       checkout.Actor
-	keys        *ttlCache[*checkout.APIKey]
-	unknownKeys *ttlCache[struct{}]
+	// connectors are the card acquirers stores can set up accounts at
+	// (Config.Acquirers); tests add theirs (UseAcquirer), hence the lock.
+	connectorsMu sync.Mutex
+	connectors   []pay.AcquirerConnector
+	actor        checkout.Actor
+	keys         *ttlCache[*checkout.APIKey]
+	unknownKeys  *ttlCache[struct{}]
 	// keyIndex lists the keys that exist, for the clients over their
 	// limit of failed authentications (BearerKeyMayExist).
 	keyIndex  *keyIndex
@@ -216,6 +223,7 @@ func New(cfg Config) *Service {
 		notify:          cfg.Notify,
 		procs:           cfg.Processors,
 		secrets:         cfg.SecretsKey,
+		connectors:      cfg.Acquirers,
 		actor:           cfg.Actor,
 		keys:            newTTLCache[*checkout.APIKey](cfg.KeyCacheTTL, maxCached, cfg.CacheNow),
 		unknownKeys:     newTTLCache[struct{}](cfg.KeyCacheTTL, maxCached, cfg.CacheNow),
@@ -342,12 +350,14 @@ func (s *Service) HMACSecret(k *checkout.APIKey) (string, error) {
 	return secret, nil
 }
 
-// ResealSecrets seals every stored HMAC secret again with next (its newest
-// key), in one transaction: each is opened with the service's secrets key
-// (which may carry older keys, seal.ParseKeys) and sealed with next. When
-// one cannot be opened (sealed with a key given to neither), nothing
-// changes, and the error names the API key and the key ids. It returns how
-// many secrets it sealed again. The service goes on with the keys it was
+// ResealSecrets seals every stored secret again with next (its newest
+// key), in one transaction: HMAC keys' secrets and stores' acquirer
+// accounts' secret keys and webhook secrets. Each is opened with the
+// service's secrets key (which may carry older keys, seal.ParseKeys) and
+// sealed with next. When one cannot be opened (sealed with a key given to
+// neither), nothing changes, and the error names the API key or the
+// store's account, and the key ids. It returns how many secrets it sealed
+// again (two an acquirer account). The service goes on with the keys it was
 // made with: a process must start with next to open what is sealed now.
 func (s *Service) ResealSecrets(ctx context.Context, next *seal.Key) (int, error) {
 	if s.secrets == nil {
@@ -370,6 +380,23 @@ func (s *Service) ResealSecrets(ctx context.Context, next *seal.Key) (int, error
 			if err := tx.APIKeySetSealed(ctx, k.ID, next.Seal(secret, k.ID)); err != nil {
 				return err
 			}
+		}
+		accounts, err := tx.AcquirerAccountListSealed(ctx)
+		if err != nil {
+			return err
+		}
+		for _, a := range accounts {
+			c, err := s.openAcquirer(a)
+			if err != nil {
+				return fmt.Errorf("the %s account of store %s in %s mode: %w; the secrets keys given have ids %s; nothing was changed",
+					a.Acquirer, a.MerchantID, a.Mode, err, strings.Join(s.secrets.IDs(), ", "))
+			}
+			resealed := *a
+			sealAcquirer(next, &resealed, c)
+			if err := tx.AcquirerAccountSetSealed(ctx, &resealed); err != nil {
+				return err
+			}
+			n += 2
 		}
 		// The secrets key is the operator's, for every store: an
 		// account-level entry, naming the new key's id (never the key).

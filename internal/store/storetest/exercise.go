@@ -86,6 +86,7 @@ func Exercise(t *testing.T, open func(t *testing.T) *store.DB) {
 	tests = append(tests, listTests...)
 	tests = append(tests, homeTests...)
 	tests = append(tests, auditTests...)
+	tests = append(tests, acquirerTests...)
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) { tt.fn(t, open(t)) })
 	}
