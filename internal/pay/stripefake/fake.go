@@ -152,9 +152,9 @@ func New(t testing.TB, o Options) *Fake {
 		done:       make(chan struct{}),
 	}
 	if o.TLS {
-		f.server = httptest.NewTLSServer(http.HandlerFunc(f.serve))
+		f.server = httptest.NewTLSServer(f.handler())
 	} else {
-		f.server = httptest.NewServer(http.HandlerFunc(f.serve))
+		f.server = httptest.NewServer(f.handler())
 	}
 	f.URL = f.server.URL
 	t.Cleanup(f.server.Close)
