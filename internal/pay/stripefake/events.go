@@ -34,6 +34,9 @@ func (f *Fake) emit(typ string, obj map[string]any) {
 	})
 	f.events = append(f.events, ev)
 	f.pending = append(f.pending, ev)
+	if f.fwd != nil {
+		f.fwd.add(ev)
+	}
 }
 
 // Events returns the events made so far, in order.

@@ -84,7 +84,9 @@ type Options struct {
 	RefundFailSucceedsFirst bool
 	// OnEvent, when set, is called with each event as it happens, after
 	// the fake's lock is released and before the request that caused it
-	// is answered: a test may deliver it at once (Send).
+	// is answered. To deliver events as Stripe does, use Forward: a
+	// delivery from OnEvent to a service that is waiting for the answer
+	// of the request that made the event may deadlock it.
 	OnEvent func(Event)
 }
 
@@ -109,6 +111,7 @@ type Fake struct {
 	apiVersion string
 	requests   []Request
 	pending    []Event // events made under the lock, to hand to OnEvent
+	fwd        *forwarder
 	done       chan struct{}
 }
 
@@ -149,9 +152,9 @@ func New(t testing.TB, o Options) *Fake {
 		done:       make(chan struct{}),
 	}
 	if o.TLS {
-		f.server = httptest.NewTLSServer(http.HandlerFunc(f.serve))
+		f.server = httptest.NewTLSServer(f.handler())
 	} else {
-		f.server = httptest.NewServer(http.HandlerFunc(f.serve))
+		f.server = httptest.NewServer(f.handler())
 	}
 	f.URL = f.server.URL
 	t.Cleanup(f.server.Close)

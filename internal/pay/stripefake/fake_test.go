@@ -172,3 +172,37 @@ func TestHangReleasedAtEnd(t *testing.T) {
 		<-arrived
 	})
 }
+
+func TestForward(t *testing.T) {
+	var mu sync.Mutex
+	var got []string
+	receiver := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		e, err := webhook.ConstructEvent(body, r.Header.Get("Stripe-Signature"), secret)
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		mu.Lock()
+		got = append(got, string(e.Type))
+		mu.Unlock()
+	}))
+	defer receiver.Close()
+	f := stripefake.New(t, stripefake.Options{})
+	f.Forward(http.DefaultClient, receiver.URL, secret)
+	pi := createIntent(t, client(f))
+	f.Confirm(pi.ID, stripefake.CardDeclined)
+	if err := f.WaitDelivered(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if s := strings.Join(got, ","); s != "payment_intent.created,charge.failed,payment_intent.payment_failed" {
+		t.Fatalf("received %s", s)
+	}
+	for _, d := range f.Deliveries() {
+		if d.Status != 200 || d.Err != nil {
+			t.Fatalf("delivery %s: %d %v", d.Event.Type, d.Status, d.Err)
+		}
+	}
+}

@@ -397,9 +397,14 @@ func retrieveDispute(f *Fake, form url.Values, _, id string) (int, any) {
 // AccountID is the id of the fake's one account.
 const AccountID = "acct_1FakeCheckoutd00"
 
-func retrieveAccount(_ *Fake, _ url.Values, key, _ string) (int, any) {
+// retrieveAccount answers the key's own account, or a connected account
+// by its id (Stripe Connect): any id is one.
+func retrieveAccount(_ *Fake, _ url.Values, key, id string) (int, any) {
+	if id == "" {
+		id = AccountID
+	}
 	return http.StatusOK, map[string]any{
-		"id": AccountID, "object": "account", "country": "US", "default_currency": "usd",
+		"id": id, "object": "account", "country": "US", "default_currency": "usd",
 		"charges_enabled": true, "payouts_enabled": true, "details_submitted": true, "type": "standard",
 		"livemode": strings.Contains(key, "_live_"),
 	}

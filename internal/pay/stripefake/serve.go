@@ -81,59 +81,60 @@ type idemEntry struct {
 // was made with, and the path's id. It returns the answer.
 type handler func(f *Fake, form url.Values, key, id string) (int, any)
 
-type route struct {
-	method, prefix, suffix string
-	h                      handler
+// routes are the endpoints the fake serves: exactly those checkoutd's
+// connector calls, and the confirm Stripe.js calls.
+var routes = []struct {
+	pattern string
+	h       handler
 	// publishable: Stripe.js may call it with the publishable key and the
 	// PaymentIntent's client secret.
 	publishable bool
+}{
+	{"POST /v1/payment_intents", createIntent, false},
+	{"GET /v1/payment_intents/{id}", retrieveIntent, true},
+	{"POST /v1/payment_intents/{id}/cancel", cancelIntent, false},
+	{"POST /v1/payment_intents/{id}/confirm", confirmIntent, true},
+	{"POST /v1/refunds", createRefund, false},
+	{"GET /v1/refunds/{id}", retrieveRefund, false},
+	{"GET /v1/disputes/{id}", retrieveDispute, false},
+	{"GET /v1/account", retrieveAccount, false},
+	{"GET /v1/accounts/{id}", retrieveAccount, false},
+	{"GET /v1/webhook_endpoints", listEndpoints, false},
 }
 
-var routes = []route{
-	{"POST", "/v1/payment_intents", "", createIntent, false},
-	{"GET", "/v1/payment_intents/", "", retrieveIntent, true},
-	{"POST", "/v1/payment_intents/", "/cancel", cancelIntent, false},
-	{"POST", "/v1/payment_intents/", "/confirm", confirmIntent, true},
-	{"POST", "/v1/refunds", "", createRefund, false},
-	{"GET", "/v1/refunds/", "", retrieveRefund, false},
-	{"GET", "/v1/disputes/", "", retrieveDispute, false},
-	{"GET", "/v1/account", "", retrieveAccount, false},
-	{"GET", "/v1/webhook_endpoints", "", listEndpoints, false},
-}
-
-// match finds r's route and the id in its path.
-func match(method, path string) (route, string, bool) {
+// handler returns the fake's HTTP handler.
+func (f *Fake) handler() http.Handler {
+	mux := http.NewServeMux()
 	for _, rt := range routes {
-		if rt.method != method || !strings.HasPrefix(path, rt.prefix) || !strings.HasSuffix(path, rt.suffix) {
-			continue
-		}
-		id := strings.TrimSuffix(strings.TrimPrefix(path, rt.prefix), rt.suffix)
-		if strings.HasSuffix(rt.prefix, "/") == (id != "") && !strings.Contains(id, "/") {
-			return rt, id, true
-		}
+		mux.HandleFunc(rt.pattern, func(w http.ResponseWriter, r *http.Request) { f.serve(w, r, rt.h, rt.publishable) })
 	}
-	return route{}, "", false
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		invalid(http.StatusNotFound, "", "", "Unrecognized request URL ("+r.Method+": "+r.URL.Path+"). The fake serves only what checkoutd uses.").write(w)
+	})
+	return cors(mux)
 }
 
-func (f *Fake) serve(w http.ResponseWriter, r *http.Request) {
-	// Stripe.js calls from the page's origin.
-	w.Header().Set("Access-Control-Allow-Origin", "*")
-	if r.Method == http.MethodOptions {
-		w.Header().Set("Access-Control-Allow-Headers", "Authorization, Content-Type, Stripe-Version, Idempotency-Key")
-		w.Header().Set("Access-Control-Allow-Methods", "GET, POST")
-		w.WriteHeader(http.StatusNoContent)
-		return
-	}
+// cors lets Stripe.js call the fake from the page's origin, as it calls
+// Stripe.
+func cors(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Access-Control-Allow-Origin", "*")
+		if r.Method == http.MethodOptions {
+			w.Header().Set("Access-Control-Allow-Headers", "Authorization, Content-Type, Stripe-Version, Idempotency-Key")
+			w.Header().Set("Access-Control-Allow-Methods", "GET, POST")
+			w.WriteHeader(http.StatusNoContent)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+func (f *Fake) serve(w http.ResponseWriter, r *http.Request, h handler, publishable bool) {
 	if err := r.ParseForm(); err != nil {
 		invalid(http.StatusBadRequest, "", "", "Invalid request body.").write(w)
 		return
 	}
-	rt, id, ok := match(r.Method, r.URL.Path)
-	if !ok {
-		invalid(http.StatusNotFound, "", "", "Unrecognized request URL ("+r.Method+": "+r.URL.Path+"). The fake serves only what checkoutd uses.").write(w)
-		return
-	}
-	status, body, events := f.answer(r, rt, id)
+	status, body, events := f.answer(r, h, publishable, r.PathValue("id"))
 	for _, ev := range events {
 		if f.opts.OnEvent != nil {
 			f.opts.OnEvent(ev)
@@ -148,7 +149,7 @@ func (f *Fake) serve(w http.ResponseWriter, r *http.Request) {
 
 // answer does the request under the lock, and returns its answer and the
 // events it made.
-func (f *Fake) answer(r *http.Request, rt route, id string) (int, any, []Event) {
+func (f *Fake) answer(r *http.Request, h handler, publishable bool, id string) (int, any, []Event) {
 	f.mu.Lock()
 	ft, faulty := f.takeFault(r.URL.Path)
 	if faulty && ft.hang {
@@ -166,7 +167,7 @@ func (f *Fake) answer(r *http.Request, rt route, id string) (int, any, []Event) 
 	if faulty && !ft.after {
 		return ft.status, faultError(ft.status), nil
 	}
-	key, err := f.authenticate(r, rt, id)
+	key, err := f.authenticate(r, publishable, id)
 	if err != nil {
 		return err.status, err, nil
 	}
@@ -181,7 +182,7 @@ func (f *Fake) answer(r *http.Request, rt route, id string) (int, any, []Event) 
 		}
 		status, body = saved.status, saved.body
 	} else {
-		status, body = rt.h(f, r.Form, key, id)
+		status, body = h(f, r.Form, key, id)
 		if e, ok := body.(*apiError); ok {
 			status = e.status
 		}
@@ -200,16 +201,16 @@ func (f *Fake) answer(r *http.Request, rt route, id string) (int, any, []Event) 
 // authenticate returns the secret key r is made with, or for a route
 // Stripe.js calls, the publishable key with the PaymentIntent's client
 // secret.
-func (f *Fake) authenticate(r *http.Request, rt route, id string) (string, *apiError) {
+func (f *Fake) authenticate(r *http.Request, publishable bool, id string) (string, *apiError) {
 	key, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
-	if !ok && rt.publishable {
+	if !ok && publishable {
 		key = r.Form.Get("key")
 	}
 	switch {
 	case key == "":
 		return "", &apiError{status: http.StatusUnauthorized, Type: "invalid_request_error",
 			Message: "You did not provide an API key."}
-	case f.revoked[key] || !(strings.HasPrefix(key, "sk_") || strings.HasPrefix(key, "rk_") || rt.publishable && strings.HasPrefix(key, "pk_")):
+	case f.revoked[key] || !(strings.HasPrefix(key, "sk_") || strings.HasPrefix(key, "rk_") || publishable && strings.HasPrefix(key, "pk_")):
 		return "", &apiError{status: http.StatusUnauthorized, Type: "invalid_request_error",
 			Message: "Invalid API Key provided: " + maskKey(key)}
 	case strings.HasPrefix(key, "pk_"):

@@ -19,15 +19,18 @@ import (
 const WebhookPath = "/webhooks/" + Name + "/"
 
 // WebhookEvents are the events a Stripe webhook endpoint for checkoutd
-// sends: those checkoutd acts on.
-var WebhookEvents = func() []string {
-	var evs []string
-	for e := range eventKinds {
-		evs = append(evs, e)
-	}
-	slices.Sort(evs)
-	return evs
-}()
+// must send, and Check warns when one is missing: a payment's outcome, a
+// refund given or failed (a card refund may fail after it succeeded), a
+// dispute opened or closed. ParseWebhook reads a few more (eventKinds),
+// which an endpoint may send too.
+var WebhookEvents = []string{
+	"payment_intent.succeeded",
+	"payment_intent.payment_failed",
+	"charge.refunded",
+	"charge.refund.updated",
+	"charge.dispute.created",
+	"charge.dispute.closed",
+}
 
 // webhookSecretShape is the shape of a Stripe signing secret: whsec_ and
 // its base64 (32 bytes, 44 characters, in Stripe's; any 16 or more here).

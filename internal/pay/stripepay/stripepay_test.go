@@ -577,6 +577,17 @@ func TestCheck(t *testing.T) {
 		t.Fatalf("test keys allowed: %+v, %v", acc, err)
 	}
 
+	// A connected account (Stripe Connect): the platform's key acts for it.
+	connected := testCreds
+	connected.AccountID = "acct_1Connected000000"
+	if acc, err := f.conn.Check(ctx, connected); err != nil || acc.ID != connected.AccountID {
+		t.Fatalf("connected account: %+v, %v", acc, err)
+	}
+	reqs := f.fake.Requests()
+	if r := reqs[len(reqs)-2]; r.Path != "/v1/accounts/"+connected.AccountID {
+		t.Fatalf("connected account read at %s", r.Path)
+	}
+
 	f.fake.FailNext("/v1/account", 503)
 	if _, err := f.conn.Check(ctx, testCreds); !pay.Unavailable(err) {
 		t.Fatalf("Stripe down: %v", err)

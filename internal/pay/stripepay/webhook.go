@@ -3,6 +3,7 @@ package stripepay
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"net/http"
 	"strconv"
 	"strings"
@@ -10,7 +11,6 @@ import (
 
 	"github.com/stripe/stripe-go/v85/webhook"
 
-	"github.com/checkoutd/checkoutd/checkout"
 	"github.com/checkoutd/checkoutd/internal/pay"
 )
 
@@ -64,7 +64,7 @@ type rawEvent struct {
 func (a *Acquirer) ParseWebhook(body []byte, header http.Header, now time.Time) (pay.AcquirerEvent, error) {
 	var raw rawEvent
 	if err := json.Unmarshal(body, &raw); err != nil || raw.Object != "event" || raw.ID == "" || raw.Type == "" {
-		return pay.AcquirerEvent{}, checkout.Errorf(checkout.EValidationFailed, "The body is not a Stripe event.")
+		return pay.AcquirerEvent{}, errors.New("it is not a Stripe event")
 	}
 	obj := raw.Data.Object
 	ev := pay.AcquirerEvent{ID: raw.ID, Kind: pay.AcquirerEventOther}
