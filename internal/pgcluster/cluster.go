@@ -128,6 +128,9 @@ func Start(t testing.TB) *Cluster {
 	if err := c.waitStates(ctx, healthy); err != nil {
 		t.Fatal(err)
 	}
+	if n, err := c.NumberSyncStandbys(ctx); err != nil || n != 1 {
+		t.Fatalf("number_sync_standbys = %d, %v; want 1", n, err)
+	}
 	if err := c.waitSync(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -214,6 +217,19 @@ func (c *Cluster) monitorExec(ctx context.Context, sql string) error {
 		return fmt.Errorf("monitor: %s: %w", sql, err)
 	}
 	return nil
+}
+
+// NumberSyncStandbys returns the formation's number_sync_standbys, as the
+// monitor holds it.
+func (c *Cluster) NumberSyncStandbys(ctx context.Context) (int, error) {
+	conn, err := pgx.Connect(ctx, c.monitor.URI()+"&dbname=pg_auto_failover")
+	if err != nil {
+		return 0, err
+	}
+	defer conn.Close(ctx)
+	var n int
+	err = conn.QueryRow(ctx, "SELECT number_sync_standbys FROM pgautofailover.formation WHERE formationid = 'default'").Scan(&n)
+	return n, err
 }
 
 // NodeState is one node as the monitor sees it (pg_autoctl show state

@@ -19,10 +19,17 @@ func TestFailover(t *testing.T) {
 	c := pgcluster.Start(t)
 	ctx := context.Background()
 	primary, err := c.Primary(ctx)
-	if err != nil || primary != "node1" {
-		t.Fatalf("Primary() = %q, %v; want node1", primary, err)
+	if err != nil || primary == "" {
+		t.Fatalf("Primary() = %q, %v; want a node", primary, err)
 	}
 	conn := connect(t, c.URI())
+	// Commits wait for one standby: that is what makes a failover lose
+	// nothing acknowledged.
+	var sync string
+	if err := conn.QueryRow(ctx, "SHOW synchronous_standby_names").Scan(&sync); err != nil || sync == "" {
+		t.Fatalf("synchronous_standby_names = %q, %v; want a standby", sync, err)
+	}
+	t.Logf("primary %s, synchronous_standby_names = %s", primary, sync)
 	if _, err := conn.Exec(ctx, "CREATE TABLE writes (id bigint PRIMARY KEY)"); err != nil {
 		t.Fatal(err)
 	}
@@ -44,16 +51,12 @@ func TestFailover(t *testing.T) {
 	}
 	t.Logf("switchover %s -> %s: first write %v after it began (%d writes acknowledged before)", primary, next, took.Round(time.Millisecond), acked.len())
 	checkAcked(t, c.URI(), acked)
-	primary = next
 
 	// The primary dies.
 	conn = connect(t, c.URI())
 	w = startWriter(conn, &ids, acked)
 	acked.waitFor(t, acked.len()+100)
 	killed, at := c.KillPrimary()
-	if killed != primary {
-		t.Fatalf("KillPrimary() killed %s; want %s", killed, primary)
-	}
 	if err := w.wait(t); err == nil {
 		t.Fatal("the writer's connection to the killed primary still works")
 	}
