@@ -3,6 +3,7 @@ package pgcluster
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net"
 	"net/url"
@@ -125,13 +126,10 @@ func Start(t testing.TB) *Cluster {
 	if err := c.monitorExec(ctx, "SELECT pgautofailover.set_formation_number_sync_standbys('default', 1)"); err != nil {
 		t.Fatal(err)
 	}
-	if err := c.waitStates(ctx, healthy); err != nil {
-		t.Fatal(err)
-	}
 	if n, err := c.NumberSyncStandbys(ctx); err != nil || n != 1 {
 		t.Fatalf("number_sync_standbys = %d, %v; want 1", n, err)
 	}
-	if err := c.waitSync(ctx); err != nil {
+	if err := c.WaitHealthy(ctx); err != nil {
 		t.Fatal(err)
 	}
 	out, err := c.run.output(ctx, "show", "uri", "--pgdata", c.monitor.PGData, "--formation", "default")
@@ -299,11 +297,39 @@ func (c *Cluster) checkpoint(ctx context.Context) {
 	}
 }
 
-// waitSync waits until the primary has a synchronous standby, so that the
-// first acknowledged write is already on two nodes.
-func (c *Cluster) waitSync(ctx context.Context) error {
+// WaitHealthy waits until the cluster is whole again: every node not
+// killed is in the state the monitor assigned it, one of them primary and
+// the others secondary, and the primary has a synchronous standby, so that
+// an acknowledged write is on two nodes. After a switchover the old
+// primary rejoins as a secondary; a test that kills the primary next waits
+// for this first.
+func (c *Cluster) WaitHealthy(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, StartTimeout)
+	defer cancel()
 	return c.poll(ctx, c.monitor, func(ctx context.Context) error {
-		conn, err := pgx.Connect(ctx, c.Nodes[0].URI())
+		nodes, err := c.State(ctx)
+		if err != nil {
+			return err
+		}
+		var primary *Node
+		for _, ns := range nodes {
+			n := c.node(ns.Name)
+			if n == nil || n.killed() {
+				continue
+			}
+			switch {
+			case ns.Current != ns.Assigned:
+				return fmt.Errorf("%s: %s -> %s", ns.Name, ns.Current, ns.Assigned)
+			case ns.Current == "primary" && primary == nil:
+				primary = n
+			case ns.Current != "secondary":
+				return fmt.Errorf("%s: %s", ns.Name, ns.Current)
+			}
+		}
+		if primary == nil {
+			return errors.New("no primary")
+		}
+		conn, err := pgx.Connect(ctx, primary.URI())
 		if err != nil {
 			return err
 		}
@@ -313,7 +339,7 @@ func (c *Cluster) waitSync(ctx context.Context) error {
 			return err
 		}
 		if n == 0 {
-			return fmt.Errorf("no synchronous standby yet")
+			return fmt.Errorf("%s has no synchronous standby yet", primary.Name)
 		}
 		return nil
 	})

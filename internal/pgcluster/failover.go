@@ -45,9 +45,20 @@ func (c *Cluster) Primary(ctx context.Context) (string, error) {
 // and the time of the kill.
 func (c *Cluster) KillPrimary() (string, time.Time) {
 	c.t.Helper()
-	name, err := c.Primary(context.Background())
-	if err != nil || name == "" {
-		c.t.Fatalf("KillPrimary: no primary (%v)", err)
+	// The monitor holds no primary for a moment while a node joins (the
+	// primary passes through join_primary): wait for one.
+	ctx, cancel := context.WithTimeout(context.Background(), FailoverTimeout)
+	defer cancel()
+	var name string
+	if err := c.poll(ctx, c.monitor, func(ctx context.Context) error {
+		var err error
+		name, err = c.Primary(ctx)
+		if err == nil && name == "" {
+			err = errors.New("no primary")
+		}
+		return err
+	}); err != nil {
+		c.t.Fatalf("KillPrimary: %v", err)
 	}
 	n := c.node(name)
 	n.svc.killedOnPurpose = true

@@ -52,7 +52,10 @@ func TestFailover(t *testing.T) {
 	t.Logf("switchover %s -> %s: first write %v after it began (%d writes acknowledged before)", primary, next, took.Round(time.Millisecond), acked.len())
 	checkAcked(t, c.URI(), acked)
 
-	// The primary dies.
+	// The primary dies, once the old one is back as a standby.
+	if err := c.WaitHealthy(ctx); err != nil {
+		t.Fatal(err)
+	}
 	conn = connect(t, c.URI())
 	w = startWriter(conn, &ids, acked)
 	acked.waitFor(t, acked.len()+100)
