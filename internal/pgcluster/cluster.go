@@ -119,10 +119,10 @@ func Start(t testing.TB) *Cluster {
 		t.Fatal(err)
 	}
 	// One standby must confirm each commit before the primary acknowledges
-	// it: a failover to it then loses nothing acknowledged.
-	// pg_autoctl set formation number-sync-standbys 1 refuses the value
-	// in 2.0 ("not valid"), so the monitor's function it would call is
-	// called directly.
+	// it: a failover to it then loses nothing acknowledged. pg_autoctl set
+	// formation number-sync-standbys 1, run with the monitor's --pgdata,
+	// answers "value 1 is not valid" in 2.0, so the monitor's function it
+	// would call is called directly.
 	if err := c.monitorExec(ctx, "SELECT pgautofailover.set_formation_number_sync_standbys('default', 1)"); err != nil {
 		t.Fatal(err)
 	}
@@ -149,7 +149,7 @@ func Start(t testing.TB) *Cluster {
 // answer is passed over.
 func (c *Cluster) URI() string { return c.uri }
 
-// NodeURI is a URL of one node alone.
+// URI is a URL of the node alone, as the postgres superuser.
 func (n *Node) URI() string {
 	return fmt.Sprintf("postgres://postgres@localhost:%d/postgres?sslmode=disable&connect_timeout=5", n.Port)
 }
