@@ -65,8 +65,9 @@ type Node struct {
 	svc *service
 }
 
-// Start starts the cluster and waits until node1 is primary, the other two
-// are its secondaries and one of them is synchronous. It is torn down when
+// Start starts the cluster, node1 first, and waits until one node is
+// primary, the other two are its secondaries and one of them is
+// synchronous. It is torn down when
 // t ends. Without pg_autoctl, t is skipped (or failed under
 // CHECKOUTD_TEST_REQUIRE_PGCLUSTER=1).
 func Start(t testing.TB) *Cluster {
@@ -108,14 +109,15 @@ func Start(t testing.TB) *Cluster {
 		t.Fatal(err)
 	}
 	// The standbys join together; each waits in its base backup for a
-	// checkpoint on the primary, which waitStates asks for.
+	// checkpoint on the primary, which waitRoles asks for.
 	for _, n := range c.Nodes[1:] {
 		if err := c.startNode(n); err != nil {
 			t.Fatal(err)
 		}
 	}
-	healthy := map[string]string{"node1": "primary", "node2": "secondary", "node3": "secondary"}
-	if err := c.waitStates(ctx, healthy); err != nil {
+	// Any node may be primary by now: on a busy machine the monitor's
+	// quick health checks may have failed node1 over already.
+	if err := c.waitRoles(ctx, false); err != nil {
 		t.Fatal(err)
 	}
 	// One standby must confirm each commit before the primary acknowledges
@@ -254,9 +256,8 @@ func (c *Cluster) State(ctx context.Context) ([]NodeState, error) {
 }
 
 // waitStates waits until each named node has reached the state the monitor
-// assigned it, and that is the wanted one. While it waits it asks every
-// running node for a checkpoint: a standby's base backup starts with one,
-// and by default that can take minutes.
+// assigned it, and that is the wanted one, asking for checkpoints as
+// waitRoles does.
 func (c *Cluster) waitStates(ctx context.Context, want map[string]string) error {
 	return c.poll(ctx, c.monitor, func(ctx context.Context) error {
 		nodes, err := c.State(ctx)
@@ -306,17 +307,29 @@ func (c *Cluster) checkpoint(ctx context.Context) {
 func (c *Cluster) WaitHealthy(ctx context.Context) error {
 	ctx, cancel := context.WithTimeout(ctx, StartTimeout)
 	defer cancel()
+	return c.waitRoles(ctx, true)
+}
+
+// waitRoles waits until every node not killed is in its assigned state,
+// one primary and the others secondary, and with sync until the primary
+// has a synchronous standby. While it waits it asks every running node for
+// a checkpoint: a standby's base backup starts with one, and by default
+// that can take minutes.
+func (c *Cluster) waitRoles(ctx context.Context, sync bool) error {
 	return c.poll(ctx, c.monitor, func(ctx context.Context) error {
 		nodes, err := c.State(ctx)
 		if err != nil {
 			return err
 		}
+		c.checkpoint(ctx)
 		var primary *Node
+		seen := 0
 		for _, ns := range nodes {
 			n := c.node(ns.Name)
 			if n == nil || n.killed() {
 				continue
 			}
+			seen++
 			switch {
 			case ns.Current != ns.Assigned:
 				return fmt.Errorf("%s: %s -> %s", ns.Name, ns.Current, ns.Assigned)
@@ -328,6 +341,12 @@ func (c *Cluster) WaitHealthy(ctx context.Context) error {
 		}
 		if primary == nil {
 			return errors.New("no primary")
+		}
+		if want := c.running(); seen != want {
+			return fmt.Errorf("%d of %d nodes registered with the monitor", seen, want)
+		}
+		if !sync {
+			return nil
 		}
 		conn, err := pgx.Connect(ctx, primary.URI())
 		if err != nil {
@@ -370,6 +389,17 @@ func (c *Cluster) poll(ctx context.Context, about *Node, ready func(context.Cont
 		case <-tick.C:
 		}
 	}
+}
+
+// running counts the data nodes started and not killed.
+func (c *Cluster) running() int {
+	n := 0
+	for _, node := range c.Nodes {
+		if node.svc != nil && !node.killed() {
+			n++
+		}
+	}
+	return n
 }
 
 // killed reports whether the node was killed on purpose (KillPrimary).
