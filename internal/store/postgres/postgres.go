@@ -155,6 +155,13 @@ func translate(err error) error {
 				Err: err, RetryAfter: time.Second}
 		case pe.Code[:2] == "08", pe.Code[:2] == "53", pe.Code[:2] == "57": // connection, resources, operator intervention
 			return unavailable(err)
+		case pe.Code == "25006": // read_only_sql_transaction
+			// A write reached a node that no longer (or not yet) takes
+			// writes: a primary being demoted, or a standby being promoted
+			// (docs/operations.md, PostgreSQL with automatic failover). Not
+			// the request's fault: the same write succeeds on the primary
+			// once the failover is over.
+			return unavailable(err)
 		}
 		return err
 	}

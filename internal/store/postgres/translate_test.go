@@ -29,6 +29,8 @@ func TestTranslate(t *testing.T) {
 		{"08006", checkout.EUnavailable}, // connection_failure
 		{"53300", checkout.EUnavailable}, // too_many_connections
 		{"57P01", checkout.EUnavailable}, // admin_shutdown
+		{"57P03", checkout.EUnavailable}, // cannot_connect_now: a node starting, or being promoted
+		{"25006", checkout.EUnavailable}, // read_only_sql_transaction: a standby, or a primary being demoted
 		{"42P01", ""},                    // undefined_table: a bug, internal
 		{"23503", ""},                    // foreign_key_violation: a bug, internal
 	}
