@@ -18,7 +18,7 @@ import (
 // call to the acquirer before it keeps anything, seals the secret key and
 // the webhook signing secret with the operator's secrets key, and never
 // shows them again. The payment flows get the store's Acquirer from
-// acquirerFor.
+// storeAcquirer.
 
 // AcquirerAccountParams are a store's credentials at an acquirer, as an
 // Administrator enters them.

@@ -41,16 +41,6 @@ func (s *Service) storeAcquirer(ctx context.Context, storeID string, mode checko
 	return nil, nil
 }
 
-// acquirerFor returns the Acquirer of a store's account in a mode, with
-// its connector (storeAcquirer); false when it has none.
-func (s *Service) acquirerFor(ctx context.Context, storeID string, mode checkout.Mode) (pay.Acquirer, pay.AcquirerConnector, bool, error) {
-	sa, err := s.storeAcquirer(ctx, storeID, mode)
-	if err != nil || sa == nil {
-		return nil, nil, false, err
-	}
-	return sa.acq, sa.conn, true, nil
-}
-
 // acquirerConnectors returns the acquirers stores can set up accounts at,
 // in the configuration's order.
 func (s *Service) acquirerConnectors() []pay.AcquirerConnector {

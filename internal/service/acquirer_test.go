@@ -97,7 +97,7 @@ func sameInfo(a, b *service.AcquirerAccountInfo) bool {
 
 // A store's Stripe account is checked with the acquirer, then kept with
 // its secrets sealed (the row holds no secret in the clear), shown with
-// hints only, and opened again by acquirerFor on any node with the secrets
+// hints only, and opened again by storeAcquirer on any node with the secrets
 // key, to the very keys entered.
 func TestSetAcquirerAccount(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
@@ -178,7 +178,7 @@ func TestSetAcquirerAccount(t *testing.T) {
 			t.Errorf("AcquirerAccountOf after a second set = %+v; want %+v", got, info)
 		}
 
-		// Removed: gone, and acquirerFor has none.
+		// Removed: gone, and storeAcquirer has none.
 		if err := f.svc.RemoveAcquirerAccount(ctx, f.m.ID, checkout.ModeLive, "stripe"); err != nil {
 			t.Fatal(err)
 		}

@@ -23,9 +23,15 @@ func (s *Service) TakeCryptoAddress(ctx context.Context, merchantID, coin string
 	return k, addr, err
 }
 
-// AcquirerFor is acquirerFor, for tests of what the payment flows get.
+// AcquirerFor returns what the payment flows get of a store's account in
+// a mode (storeAcquirer): its Acquirer and connector, false when it has
+// none.
 func (s *Service) AcquirerFor(ctx context.Context, storeID string, mode checkout.Mode) (pay.Acquirer, pay.AcquirerConnector, bool, error) {
-	return s.acquirerFor(ctx, storeID, mode)
+	sa, err := s.storeAcquirer(ctx, storeID, mode)
+	if err != nil || sa == nil {
+		return nil, nil, false, err
+	}
+	return sa.acq, sa.conn, true, nil
 }
 
 // UseAcquirer gives a store's mode an account at a card acquirer with

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/checkoutd/checkoutd/checkout"
@@ -129,7 +130,7 @@ func (s *Service) createAtAcquirer(ctx context.Context, sa *storeAcquirer, p *ch
 		}
 		return nil, err
 	}
-	if ap.Amount != p.Amount || !sameCurrency(ap.Currency, p.Currency) || ap.CheckoutPaymentID != p.ID {
+	if ap.Amount != p.Amount || !strings.EqualFold(ap.Currency, p.Currency) || ap.CheckoutPaymentID != p.ID {
 		return nil, fmt.Errorf("card acquirer's payment %s is not payment %s's: %d %s for %q", ap.ID, p.ID, ap.Amount, ap.Currency, ap.CheckoutPaymentID)
 	}
 	out, err := s.settle(ctx, p.ID, func(tx *txn, m *checkout.Merchant, sess *checkout.Session, cur *checkout.Payment) error {
@@ -143,18 +144,6 @@ func (s *Service) createAtAcquirer(ctx context.Context, sa *storeAcquirer, p *ch
 		return nil, err
 	}
 	return &AcquirerStart{Payment: out.Payment, Acquirer: sa.name, ClientSecret: ap.ClientSecret, PublishableKey: sa.publishableKey}, nil
-}
-
-func sameCurrency(a, b string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range len(a) {
-		if a[i]|0x20 != b[i]|0x20 {
-			return false
-		}
-	}
-	return true
 }
 
 // ReturnFromAcquirer looks up, at the acquirer, the card payment holding a

@@ -62,7 +62,7 @@ type Config struct {
 	// Without one, HMAC keys cannot be created, nor verified.
 	SecretsKey *seal.Key
 	// Acquirers are the card acquirers stores can set up their own
-	// accounts at (SetAcquirerAccount), in the order acquirerFor tries
+	// accounts at (SetAcquirerAccount), in the order storeAcquirer tries
 	// them; none: live sessions offer no card through an acquirer. Their
 	// secrets are sealed with SecretsKey.
 	Acquirers []pay.AcquirerConnector
