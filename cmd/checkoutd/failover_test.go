@@ -815,7 +815,7 @@ func errorKinds(log string) string {
 		var kind string
 		for _, re := range errorKind {
 			if m := re.FindString(line); m != "" {
-				kind += m + " "
+				kind += strings.TrimSpace(m) + " "
 			}
 		}
 		kind = strings.TrimSpace(kind)
@@ -836,6 +836,7 @@ func errorKinds(log string) string {
 // the code its error begins with.
 var errorKind = []*regexp.Regexp{
 	regexp.MustCompile(`msg=("[^"]*"|\S+)`),
+	regexp.MustCompile(`code=\S+`),
 	regexp.MustCompile(`job=\S+`),
 	regexp.MustCompile(` err="?[a-z_]+`),
 }
