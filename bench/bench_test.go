@@ -202,7 +202,8 @@ func TestStripeMockSkipped(t *testing.T) {
 
 // TestRunCluster measures creates on a pg_auto_failover cluster beside
 // single-node PostgreSQL, briefly, when CHECKOUTD_BENCH_CLUSTER=1: the
-// cluster takes 20 s to a minute to start, too slow for every test run. It
+// cluster takes 10 to 20 s to start, more on a busy machine: too slow for
+// every test run. It
 // checks that the rows ran and that the cluster's carries its ratios.
 func TestRunCluster(t *testing.T) {
 	if os.Getenv("CHECKOUTD_BENCH_CLUSTER") != "1" {

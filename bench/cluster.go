@@ -21,7 +21,7 @@ import (
 // it, which is the price of losing nothing acknowledged in a failover
 // (issue 30). Single-node PostgreSQL's create is measured again right
 // after the cluster's row, as bare is beside each row (beside.go): the
-// cluster takes a minute or more to start, and the machine's speed moves
+// cluster takes 10 s or more to start, and the machine's speed moves
 // meanwhile, so the ratio is over the mean of single-node's rate just
 // before the cluster's row (its own row) and just after it.
 
@@ -29,7 +29,7 @@ import (
 // it. Without pg_autoctl (or a postgres OS user to run it as) the target
 // is skipped.
 func (t *target) startCluster(ctx context.Context, cfg *config, log *slog.Logger, stderr io.Writer) error {
-	fmt.Fprintln(stderr, "bench: starting a pg_auto_failover cluster (a monitor and 3 nodes: 20 s to a minute)")
+	fmt.Fprintln(stderr, "bench: starting a pg_auto_failover cluster (a monitor and 3 nodes: 10 s or more)")
 	began := time.Now()
 	c, err := pgcluster.Launch(ctx)
 	if errors.Is(err, pgcluster.ErrUnavailable) {

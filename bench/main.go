@@ -5,8 +5,10 @@
 // run as the ceiling, and beside stripe-mock, Stripe's own mock server, as a
 // peer (built once at a pinned version, or -stripe-mock); webhook deliveries
 // per second to a local HTTPS receiver and the latency from an event to its
-// first attempt, beside bare signed posts to the same receiver; and, with
-// -scale, retrieves among many stored sessions with the database's size.
+// first attempt, beside bare signed posts to the same receiver; creates on
+// a pg_auto_failover cluster with synchronous replication beside
+// single-node PostgreSQL's (cluster.go); and, with -scale, retrieves among
+// many stored sessions with the database's size.
 //
 // It starts everything it needs itself: checkoutd as serve wires it
 // (server.New with request logs on) over real HTTP on a loopback listener,
