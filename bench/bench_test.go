@@ -200,6 +200,108 @@ func TestStripeMockSkipped(t *testing.T) {
 	}
 }
 
+// TestRunCluster measures creates on a pg_auto_failover cluster beside
+// single-node PostgreSQL, briefly, when CHECKOUTD_BENCH_CLUSTER=1: the
+// cluster takes 10 to 20 s to start, more on a busy machine: too slow for
+// every test run. It
+// checks that the rows ran and that the cluster's carries its ratios.
+func TestRunCluster(t *testing.T) {
+	if os.Getenv("CHECKOUTD_BENCH_CLUSTER") != "1" {
+		t.Skip("set CHECKOUTD_BENCH_CLUSTER=1 to start a pg_auto_failover cluster (as root or postgres, with PostgreSQL at CHECKOUTD_TEST_DATABASE)")
+	}
+	args := []string{"-only", "postgres,cluster", "-webhooks=false", "-duration", "200ms", "-warmup", "0s", "-concurrency", "2", "-pool", "5", "-json"}
+	var stdout, stderr bytes.Buffer
+	if err := run(context.Background(), args, os.Getenv, &stdout, &stderr); err != nil {
+		t.Fatalf("run(%q) = %v; stdout:\n%s\nstderr:\n%s", args, err, &stdout, &stderr)
+	}
+	var rep struct {
+		Rows    []row          `json:"rows"`
+		Cluster *clusterReport `json:"cluster"`
+	}
+	if err := json.Unmarshal(stdout.Bytes(), &rep); err != nil {
+		t.Fatalf("decode the JSON report: %v\n%s", err, &stdout)
+	}
+	var got []string
+	for _, r := range rep.Rows {
+		got = append(got, r.Target+" "+r.Op)
+		if r.Errors != 0 || r.Skipped != "" || r.Requests == 0 {
+			t.Errorf("row %+v; want requests, no errors, nothing skipped", r)
+		}
+	}
+	if want := []string{"postgres create", "postgres retrieve", "cluster create"}; !slices.Equal(got, want) {
+		t.Errorf("rows = %q; want %q", got, want)
+	}
+	if c := rep.Cluster; c == nil || c.SingleAfter == nil || c.SingleMoved == nil || c.VsSingle == nil || c.VsSingleP50 == nil || c.VsSingleP99 == nil {
+		t.Errorf("cluster = %+v; want single-node measured after it, and the ratios", c)
+	}
+}
+
+// TestClusterSkipped checks that without pg_autoctl the cluster's row says
+// so and is skipped, and the run does not fail.
+func TestClusterSkipped(t *testing.T) {
+	t.Setenv("PATH", t.TempDir()) // no pg_autoctl on it
+	rows := runRows(t, []string{"-only", "cluster", "-webhooks=false", "-duration", "50ms", "-warmup", "0s", "-concurrency", "2", "-json"})
+	if len(rows) != 1 || rows[0].Target != "cluster" || !strings.Contains(rows[0].Skipped, "pg_autoctl not installed") {
+		t.Errorf("rows = %+v; want the cluster's, skipped because pg_autoctl is not installed", rows)
+	}
+}
+
+// TestClusterRatios checks the cluster's ratios: over the mean of
+// single-node PostgreSQL's create row and its create measured after the
+// cluster's, or over the one measured, and the mark when the two differ by
+// more than maxDrift.
+func TestClusterRatios(t *testing.T) {
+	tests := []struct {
+		name          string
+		row, after    float64 // single-node's rates; 0: not measured
+		single, ratio float64 // -1: none
+		marked        bool
+	}{
+		{"both", 1000, 900, 950, 500.0 / 950, false},
+		{"moved", 1000, 700, 850, 500.0 / 850, true},
+		{"row alone", 1000, 0, 1000, 0.5, false},
+		{"after alone", 0, 800, 800, 500.0 / 800, false},
+		{"none", 0, 0, -1, -1, false},
+	}
+	for _, tt := range tests {
+		r := &report{cfg: &config{}, Cluster: &clusterReport{}}
+		if tt.row > 0 {
+			r.Rows = append(r.Rows, row{Target: "postgres", Op: "create", RPS: tt.row, P50ms: 4, P99ms: 10})
+		} else {
+			r.Rows = append(r.Rows, row{Target: "postgres", Skipped: "unreachable"})
+		}
+		r.Rows = append(r.Rows, row{Target: "cluster", Op: "create", RPS: 500, P50ms: 8, P99ms: 40})
+		if tt.after > 0 {
+			r.Cluster.SingleAfter = &figures{RPS: tt.after, P50ms: 4, P99ms: 10}
+		} else {
+			r.Cluster.SingleSkipped = "unreachable"
+		}
+		var out strings.Builder
+		if err := r.print(&out); err != nil {
+			t.Fatal(err)
+		}
+		c := r.Cluster
+		if tt.single < 0 {
+			if c.Single != nil || c.VsSingle != nil || !strings.Contains(out.String(), "no single-node PostgreSQL measured") {
+				t.Errorf("%s: single %+v, vs single %v; want none, and the table to say so\n%s", tt.name, c.Single, c.VsSingle, &out)
+			}
+			continue
+		}
+		if c.Single == nil || c.Single.RPS != tt.single || math.Abs(ratio(c.VsSingle)-tt.ratio) > 1e-9 {
+			t.Errorf("%s: single %+v, vs single %v; want %v, %v", tt.name, c.Single, ratio(c.VsSingle), tt.single, tt.ratio)
+		}
+		if ratio(c.VsSingleP50) != 2 || ratio(c.VsSingleP99) != 4 {
+			t.Errorf("%s: vs single p50 %v, p99 %v; want 2, 4", tt.name, ratio(c.VsSingleP50), ratio(c.VsSingleP99))
+		}
+		if got := strings.Contains(out.String(), "×!"); got != tt.marked {
+			t.Errorf("%s: marked %v; want %v\n%s", tt.name, got, tt.marked, &out)
+		}
+		if !strings.Contains(out.String(), "cluster / postgres") {
+			t.Errorf("%s: no ratio line\n%s", tt.name, &out)
+		}
+	}
+}
+
 // runRows runs bench with args, which must hold -json, and returns the
 // rows of its API table.
 func runRows(t *testing.T, args []string) []row {
@@ -307,12 +409,13 @@ func TestParseConfig(t *testing.T) {
 		targets []string
 		pg      string
 	}{
-		{nil, []string{"bare", "stripe-mock", "sqlite", "postgres"}, "postgres://env"},
+		{nil, []string{"bare", "stripe-mock", "sqlite", "postgres", "cluster"}, "postgres://env"},
 		{[]string{"-only", "postgres,bare,postgres"}, []string{"bare", "postgres"}, "postgres://env"},
 		{[]string{"-only", "sqlite,stripe-mock,bare"}, []string{"bare", "stripe-mock", "sqlite"}, "postgres://env"},
-		{[]string{"-postgres", "postgres://flag"}, []string{"bare", "stripe-mock", "sqlite", "postgres"}, "postgres://flag"},
-		{[]string{"-trace", "trace.out", "-profile-row", "create"}, []string{"bare", "stripe-mock", "sqlite", "postgres"}, "postgres://env"},
-		{[]string{"-cpuprofile", "cpu.prof", "-profile-row", "peak"}, []string{"bare", "stripe-mock", "sqlite", "postgres"}, "postgres://env"},
+		{[]string{"-only", "cluster,postgres"}, []string{"postgres", "cluster"}, "postgres://env"},
+		{[]string{"-postgres", "postgres://flag"}, []string{"bare", "stripe-mock", "sqlite", "postgres", "cluster"}, "postgres://flag"},
+		{[]string{"-trace", "trace.out", "-profile-row", "create"}, []string{"bare", "stripe-mock", "sqlite", "postgres", "cluster"}, "postgres://env"},
+		{[]string{"-cpuprofile", "cpu.prof", "-profile-row", "peak"}, []string{"bare", "stripe-mock", "sqlite", "postgres", "cluster"}, "postgres://env"},
 	}
 	getenv := func(k string) string {
 		if k == "CHECKOUTD_TEST_DATABASE" {

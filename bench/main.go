@@ -5,8 +5,10 @@
 // run as the ceiling, and beside stripe-mock, Stripe's own mock server, as a
 // peer (built once at a pinned version, or -stripe-mock); webhook deliveries
 // per second to a local HTTPS receiver and the latency from an event to its
-// first attempt, beside bare signed posts to the same receiver; and, with
-// -scale, retrieves among many stored sessions with the database's size.
+// first attempt, beside bare signed posts to the same receiver; creates on
+// a pg_auto_failover cluster with synchronous replication beside
+// single-node PostgreSQL's (cluster.go); and, with -scale, retrieves among
+// many stored sessions with the database's size.
 //
 // It starts everything it needs itself: checkoutd as serve wires it
 // (server.New with request logs on) over real HTTP on a loopback listener,
@@ -61,7 +63,7 @@ func main() {
 const defaultPostgresURL = "postgres://postgres@127.0.0.1:5432/test?sslmode=disable"
 
 // targetNames lists what bench can measure, in the order of the table.
-var targetNames = []string{"bare", "stripe-mock", "sqlite", "postgres"}
+var targetNames = []string{"bare", "stripe-mock", "sqlite", "postgres", "cluster"}
 
 // config is bench's configuration after parsing.
 type config struct {
@@ -119,7 +121,7 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (*
 	if pg == "" {
 		pg = defaultPostgresURL
 	}
-	only := fs.String("only", strings.Join(targetNames, ","), "comma-separated targets to measure: bare, stripe-mock, sqlite, postgres (ratios need bare and stripe-mock)")
+	only := fs.String("only", strings.Join(targetNames, ","), "comma-separated targets to measure: bare, stripe-mock, sqlite, postgres, cluster (ratios need bare and stripe-mock)")
 	fs.DurationVar(&c.duration, "duration", 5*time.Second, "how long each row is measured")
 	fs.DurationVar(&c.warmup, "warmup", time.Second, "how long each row runs before it is measured")
 	fs.IntVar(&c.concurrency, "concurrency", 16, "concurrent workers, each with its own keep-alive connection")
@@ -237,6 +239,11 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		}
 		if err := runTarget(ctx, cfg, name, stderr, rep.add, after, rep, hooks); err != nil {
 			return err
+		}
+		if name == "cluster" && rep.measuredTarget("cluster") {
+			if err := measureSingleBeside(ctx, cfg, stderr, rep); err != nil {
+				return err
+			}
 		}
 	}
 	for _, name := range cfg.targets {
@@ -399,8 +406,8 @@ func profileFile(path, target, op string) string {
 }
 
 // measure runs the create row of t, creates the pool of sessions, then runs
-// the retrieve row; it hands each row's result to record, and stops at
-// record's error.
+// the retrieve row (unless t measures creates only); it hands each row's
+// result to record, and stops at record's error.
 func measure(ctx context.Context, cfg *config, t *target, record func(op string, res *result) error) error {
 	client := newClient(cfg.concurrency)
 	defer client.CloseIdleConnections()
@@ -421,6 +428,9 @@ func measure(ctx context.Context, cfg *config, t *target, record func(op string,
 	}
 	if err := record("create", res); err != nil {
 		return err
+	}
+	if t.createOnly {
+		return nil
 	}
 
 	ids, err := createPool(ctx, client, t, cfg.pool, cfg.concurrency)

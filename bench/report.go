@@ -38,6 +38,10 @@ type report struct {
 	Lists  []listRow  `json:"lists,omitempty"`
 	Purges []purgeRow `json:"purges,omitempty"`
 
+	// Cluster sets the cluster's creates beside single-node PostgreSQL's
+	// (cluster.go).
+	Cluster *clusterReport `json:"cluster,omitempty"`
+
 	// Memory is the process's at the end of the run.
 	Memory *memory `json:"memory,omitempty"`
 }
@@ -312,6 +316,7 @@ func (r *report) ratios() {
 		}
 		rw.VsBare = &v
 	}
+	r.clusterRatios()
 	if b, ok := bare["retrieve"]; ok && b > 0 {
 		for i := range r.Scale {
 			v := r.Scale[i].RPS / b
@@ -388,6 +393,7 @@ func (r *report) print(w io.Writer) error {
 			fmt.Fprintf(&b, "WARNING: the machine's speed changed by more than %.0f%% during the run: the ratios are not reliable; run again.\n", maxDrift*100)
 		}
 	}
+	r.printCluster(&b)
 	r.printHooks(&b)
 	r.printScale(&b)
 	r.printDeliveries(&b)

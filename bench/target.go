@@ -70,6 +70,9 @@ type target struct {
 	checkpoint func(ctx context.Context) error
 	stops      []func() error
 	createURL  string // sessions are created here and retrieved below it
+	// createOnly leaves out the retrieve row: the cluster's has only the
+	// create row, which its replication slows.
+	createOnly bool
 
 	// The create request's body and Content-Type, the status of its
 	// success, and how the session's id is read from its answer:
@@ -117,7 +120,9 @@ func startTarget(ctx context.Context, name string, cfg *config, stderr io.Writer
 	case "sqlite":
 		err = t.startSQLite(ctx, cfg, newLogger(stderr))
 	case "postgres":
-		err = t.startPostgres(ctx, cfg, newLogger(stderr))
+		err = t.startPostgres(ctx, cfg, cfg.postgresURL, newLogger(stderr))
+	case "cluster":
+		err = t.startCluster(ctx, cfg, newLogger(stderr), stderr)
 	default:
 		err = fmt.Errorf("unknown target %q", name)
 	}
@@ -142,7 +147,8 @@ func envelopeID(body []byte) string {
 }
 
 // isCheckoutd reports whether the named target is checkoutd, which has
-// webhook, scale and list rows besides the API's.
+// webhook, scale and list rows besides the API's. The cluster, checkoutd
+// too, has only its create row (cluster.go).
 func isCheckoutd(name string) bool { return name == "sqlite" || name == "postgres" }
 
 // newLogger formats every line as serve's default logger does (text, info),
@@ -325,10 +331,9 @@ func (t *target) startSQLite(ctx context.Context, cfg *config, log *slog.Logger)
 }
 
 // startPostgres runs checkoutd on a throwaway schema of the server at
-// rawURL, and drops the schema afterwards. When the server cannot be reached
-// the target is skipped.
-func (t *target) startPostgres(ctx context.Context, cfg *config, log *slog.Logger) error {
-	rawURL := cfg.postgresURL
+// rawURL (-postgres, or the cluster's multi-host URL), and drops the schema
+// afterwards. When the server cannot be reached the target is skipped.
+func (t *target) startPostgres(ctx context.Context, cfg *config, rawURL string, log *slog.Logger) error {
 	u, err := url.Parse(rawURL)
 	if err != nil || (u.Scheme != "postgres" && u.Scheme != "postgresql") {
 		return fmt.Errorf("-postgres must be a postgres:// URL")
@@ -340,9 +345,9 @@ func (t *target) startPostgres(ctx context.Context, cfg *config, log *slog.Logge
 	t.onClose(admin.Close)
 	pctx, cancel := context.WithTimeout(ctx, 3*time.Second)
 	defer cancel()
-	var version, fsync, syncCommit string
-	err = admin.QueryRowContext(pctx, `SELECT current_setting('server_version'), current_setting('fsync'), current_setting('synchronous_commit')`).
-		Scan(&version, &fsync, &syncCommit)
+	var version, fsync, syncCommit, syncStandbys string
+	err = admin.QueryRowContext(pctx, `SELECT current_setting('server_version'), current_setting('fsync'), current_setting('synchronous_commit'),
+		current_setting('synchronous_standby_names')`).Scan(&version, &fsync, &syncCommit, &syncStandbys)
 	if err != nil {
 		return skipError{fmt.Sprintf("PostgreSQL unreachable at %s (set -postgres or CHECKOUTD_TEST_DATABASE): %v", u.Redacted(), err)}
 	}
@@ -367,8 +372,11 @@ func (t *target) startPostgres(ctx context.Context, cfg *config, log *slog.Logge
 	loadURL := u.String()
 	t.rawOpen = func() (*sql.DB, error) { return sql.Open("pgx", loadURL) }
 	t.raw = func() (*sql.DB, error) { return sql.Open("pgx", u.String()) }
-	t.note = fmt.Sprintf("postgres: PostgreSQL %s at %s, throwaway schema %s (fsync=%s, synchronous_commit=%s), opened by postgres.Open",
-		strings.Fields(version)[0], redactQuery(u), schema, fsync, syncCommit)
+	if syncStandbys != "" {
+		syncCommit += ", synchronous_standby_names=" + syncStandbys
+	}
+	t.note = fmt.Sprintf("%s: PostgreSQL %s at %s, throwaway schema %s (fsync=%s, synchronous_commit=%s), opened by postgres.Open",
+		t.name, strings.Fields(version)[0], redactQuery(u), schema, fsync, syncCommit)
 	t.size = func(ctx context.Context) (int64, error) {
 		// The schema's tables with their indexes and TOAST: what it takes
 		// on disk.

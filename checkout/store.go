@@ -124,6 +124,9 @@ type Store interface {
 	// HomeHoursPurge deletes the kept hours that began before t; their days
 	// are kept whole by then.
 	HomeHoursPurge(ctx context.Context, before time.Time) (int64, error)
+	// CommitMarkPurge deletes the write transactions' marks made before t:
+	// they resolve a COMMIT lost in a failover, within a minute or so.
+	CommitMarkPurge(ctx context.Context, before time.Time) (int64, error)
 	// SessionExportPage and PaymentExportPage return a page of a store's
 	// sessions or payments for an export (ExportParams), oldest first; a
 	// payment with its dispute's status.
@@ -473,6 +476,11 @@ type IdempotencyRecord struct {
 
 // IdempotencyWindow is how long an Idempotency-Key is remembered.
 const IdempotencyWindow = 24 * time.Hour
+
+// CommitMarksKept is how long a write transaction's mark is kept: it is
+// read only when the connection was lost during its COMMIT, within the
+// failover budget (store/failover.go).
+const CommitMarksKept = time.Hour
 
 // RequestLog records one authenticated API request. Bodies have their
 // secrets redacted and are valid UTF-8 without NUL (what both databases can

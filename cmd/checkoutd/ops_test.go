@@ -194,7 +194,7 @@ func TestServeConfigFromEnvironment(t *testing.T) {
 	want := serveConfig{
 		db:   dbFlags{dataDir: "/home/u/.local/share/checkoutd"},
 		addr: "127.0.0.1:8080", rateLimit: 100, rateBurst: 200, authFailureLimit: 20, expiryInterval: 2 * time.Second, purgeInterval: time.Hour,
-		paymentsInterval: 2 * time.Second, shutdownTimeout: 30 * time.Second, logFormat: "text", logLevel: "info", webhookWorkers: 32, webhookPerHost: 4,
+		paymentsInterval: 2 * time.Second, shutdownTimeout: 30 * time.Second, failoverBudget: time.Minute, logFormat: "text", logLevel: "info", webhookWorkers: 32, webhookPerHost: 4,
 		webhookLease: 60 * time.Second,
 		crypto: cryptoFlags{btc: nodeFlags{wallet: "checkoutd", network: "main", confirmations: 2}, ltc: nodeFlags{wallet: "checkoutd", network: "main", confirmations: 6},
 			ethConfirmations: 4, ratesTTL: time.Minute, ratesMaxAge: 5 * time.Minute, scanInterval: 5 * time.Second},
@@ -211,7 +211,7 @@ func TestServeConfigFromEnvironment(t *testing.T) {
 		"CHECKOUTD_PURGE_INTERVAL": "2h", "CHECKOUTD_PAYMENTS_INTERVAL": "4s", "CHECKOUTD_SHUTDOWN_TIMEOUT": "9s", "CHECKOUTD_LOG_FORMAT": "json",
 		"CHECKOUTD_LOG_LEVEL": "debug", "CHECKOUTD_METRICS_ADDR": "127.0.0.1:9090", "CHECKOUTD_WEBHOOK_ALLOW_CIDR": "10.0.0.0/8",
 		"CHECKOUTD_WEBHOOK_CA_FILE": "/ca.pem", "CHECKOUTD_WEBHOOK_WORKERS": "3", "CHECKOUTD_WEBHOOK_PER_ENDPOINT": "2",
-		"CHECKOUTD_WEBHOOK_LEASE": "20s", "CHECKOUTD_AUTH_FAILURE_LIMIT": "6",
+		"CHECKOUTD_WEBHOOK_LEASE": "20s", "CHECKOUTD_AUTH_FAILURE_LIMIT": "6", "CHECKOUTD_DATABASE_FAILOVER_BUDGET": "90s",
 		"CHECKOUTD_SECRETS_KEY": base64.StdEncoding.EncodeToString(hmacSecretsKey),
 		"CHECKOUTD_BTC_RPC_URL": "http://btc:8332", "CHECKOUTD_BTC_RPC_USER": "b", "CHECKOUTD_BTC_RPC_PASSWORD": "bp",
 		"CHECKOUTD_BTC_WALLET": "shop", "CHECKOUTD_BTC_NETWORK": "test", "CHECKOUTD_BTC_CONFIRMATIONS": "3",
@@ -230,7 +230,7 @@ func TestServeConfigFromEnvironment(t *testing.T) {
 		db: dbFlags{database: "postgres://db/x", dataDir: "/data"}, addr: ":7000",
 		baseURL: "https://api.example.com", checkoutBaseURL: "https://pay.example.com",
 		rateLimit: 5.5, rateBurst: 8, authFailureLimit: 6, expiryInterval: 3 * time.Second, purgeInterval: 2 * time.Hour, paymentsInterval: 4 * time.Second,
-		shutdownTimeout: 9 * time.Second, logFormat: "json", logLevel: "debug", metricsAddr: "127.0.0.1:9090",
+		shutdownTimeout: 9 * time.Second, failoverBudget: 90 * time.Second, logFormat: "json", logLevel: "debug", metricsAddr: "127.0.0.1:9090",
 		webhook: webhookFlags{allowCIDR: "10.0.0.0/8", caFile: "/ca.pem"}, webhookWorkers: 3, webhookPerHost: 2,
 		webhookLease: 20 * time.Second,
 		secrets:      secretsKeyFlag{text: environment["CHECKOUTD_SECRETS_KEY"]},
@@ -291,5 +291,17 @@ func TestServeAnnouncesNewDataDirectory(t *testing.T) {
 	}
 	if !strings.Contains(logs.String(), filepath.Join(dir, "checkoutd.db")) {
 		t.Errorf("second start did not name its database; log:\n%s", logs)
+	}
+}
+
+// --database-failover-budget is at least a second: less would fail writes
+// before a failover could end.
+func TestServeFailoverBudgetBound(t *testing.T) {
+	e := env{getenv: vars{"HOME": "/home/u"}.getenv, stdout: os.Stdout, stderr: os.Stderr}
+	if _, err := parseServeConfig(e, []string{"--database-failover-budget", "999ms"}); err == nil || !strings.Contains(err.Error(), "--database-failover-budget must be at least 1s") {
+		t.Errorf("a budget of 999ms = %v; want refused", err)
+	}
+	if c, err := parseServeConfig(e, []string{"--database-failover-budget", "1s"}); err != nil || c.failoverBudget != time.Second {
+		t.Errorf("a budget of 1s = %v; want accepted", err)
 	}
 }

@@ -20,6 +20,7 @@ import (
 	"github.com/checkoutd/checkoutd/internal/seal"
 	"github.com/checkoutd/checkoutd/internal/server"
 	"github.com/checkoutd/checkoutd/internal/service"
+	"github.com/checkoutd/checkoutd/internal/store"
 	"github.com/checkoutd/checkoutd/internal/web"
 	"github.com/checkoutd/checkoutd/internal/webhook"
 )
@@ -37,6 +38,7 @@ type serveConfig struct {
 	purgeInterval    time.Duration
 	paymentsInterval time.Duration
 	shutdownTimeout  time.Duration
+	failoverBudget   time.Duration
 	logFormat        string
 	logLevel         string
 	metricsAddr      string
@@ -64,6 +66,7 @@ func parseServeConfig(e env, args []string) (*serveConfig, error) {
 	fs.DurationVar(&c.purgeInterval, "purge-interval", app.DefaultPurgeInterval, "how often request logs and idempotency keys past retention are deleted")
 	fs.DurationVar(&c.paymentsInterval, "payments-interval", app.DefaultPaymentsInterval, "how often payments with something due are looked at (crypto confirmations, skins trade holds, disputes, card charges without an outcome)")
 	fs.DurationVar(&c.shutdownTimeout, "shutdown-timeout", 30*time.Second, "how long a shutdown waits for requests in flight")
+	fs.DurationVar(&c.failoverBudget, "database-failover-budget", store.DefaultFailoverBudget, "PostgreSQL: how long a write keeps trying while the database fails over before it is answered 503 (at least 1s)")
 	c.webhook.register(fs)
 	fs.IntVar(&c.webhookWorkers, "webhook-workers", 32, "webhook attempts in flight at once in this process")
 	fs.IntVar(&c.webhookPerHost, "webhook-per-endpoint", 4, "webhook attempts in flight at once to one endpoint")
@@ -101,6 +104,9 @@ func parseServeConfig(e env, args []string) (*serveConfig, error) {
 		if d <= 0 {
 			return nil, usageError{fmt.Sprintf("--%s must be positive", name)}
 		}
+	}
+	if c.failoverBudget < time.Second {
+		return nil, usageError{"--database-failover-budget must be at least 1s"}
 	}
 	if c.webhookWorkers < 1 || c.webhookPerHost < 1 {
 		return nil, usageError{"--webhook-workers and --webhook-per-endpoint must be 1 or more"}
@@ -169,6 +175,7 @@ func serveCmd(ctx context.Context, e env, args []string) error {
 		return err
 	}
 	defer st.Close()
+	st.SetFailoverBudget(cfg.failoverBudget)
 	if fresh {
 		dir, _ := filepath.Abs(filepath.Dir(cfg.db.sqlitePath()))
 		log.Info("first start: created a new SQLite database; this directory holds checkoutd's data (--data-dir or CHECKOUTD_DATA_DIR to change it)",
@@ -232,10 +239,12 @@ func serveCmd(ctx context.Context, e env, args []string) error {
 		Handler:           a.Handler,
 		ReadHeaderTimeout: 10 * time.Second,
 		ReadTimeout:       30 * time.Second,
-		WriteTimeout:      60 * time.Second,
-		IdleTimeout:       120 * time.Second,
-		MaxHeaderBytes:    64 << 10,
-		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+		// A write may wait out a failover (--database-failover-budget)
+		// before it answers.
+		WriteTimeout:   max(60*time.Second, cfg.failoverBudget+30*time.Second),
+		IdleTimeout:    120 * time.Second,
+		MaxHeaderBytes: 64 << 10,
+		ErrorLog:       slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 	}
 	srv.RegisterOnShutdown(a.CloseStreams)
 

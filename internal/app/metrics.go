@@ -138,6 +138,15 @@ func newMetrics(o observed) *metrics.Registry {
 		counter, func() float64 { return float64(o.store.Stats().ReadBatches) })
 	r.Value("checkoutd_db_batched_reads_total", "Sessions read by id in a shared statement (batched reads); divided by checkoutd_db_read_batches_total, the mean batch.",
 		counter, func() float64 { return float64(o.store.Stats().ReadBatched) })
+	r.Value("checkoutd_db_reconnects_total", "Write transactions run again on a new connection after theirs was lost, or reached a node not taking writes (a failover, PostgreSQL).",
+		counter, func() float64 { return float64(o.store.Stats().Failover.Retries) })
+	r.Func("checkoutd_db_ambiguous_commits_total", "Writes whose connection was lost during COMMIT (a failover, PostgreSQL), by how they were resolved by their mark: committed, rolled_back (then run again), or unresolved (the failover budget ran out first; the caller heard service_unavailable).",
+		counter, []string{"outcome"}, func(_ context.Context, emit metrics.Emit) {
+			f := o.store.Stats().Failover
+			emit(float64(f.Committed), "committed")
+			emit(float64(f.RolledBack), "rolled_back")
+			emit(float64(f.Unresolved), "unresolved")
+		})
 	r.Value("checkoutd_db_savepointed_batches_total", "Batches of group commit run with a savepoint per write, after a write failed in one run without.",
 		counter, func() float64 { return float64(o.store.Stats().Savepointed) })
 	r.Func("checkoutd_db_session_cache_lookups_total", "Sessions read by id (a retrieve, the payment page), by result: hit (from the session cache, SQLite served by this process) or miss (from the database). Absent without the cache (PostgreSQL).",

@@ -43,12 +43,19 @@ var monitorSettings = map[string]string{
 	"pgautofailover.primary_demote_timeout":            "10s",
 }
 
+// ErrUnavailable says the cluster cannot run on this machine: pg_autoctl
+// or PostgreSQL 15's pg_ctl is not installed, or there is no postgres OS
+// user to run them as. Launch's error wraps it; Start skips the test on it.
+var ErrUnavailable = errors.New("pg_auto_failover unavailable")
+
 // Cluster is a running pg_auto_failover formation: a monitor and three data
 // nodes, node1 the first primary.
 type Cluster struct {
 	Dir   string  // holds every data directory, log and pg_autoctl file
 	Nodes []*Node // node1, node2, node3
 
+	// t is Start's test, which KillPrimary and Switchover fail; nil for a
+	// cluster of Launch, whose callers do not call them.
 	t       testing.TB
 	run     *runAs
 	monitor *Node
@@ -65,60 +72,90 @@ type Node struct {
 	svc *service
 }
 
-// Start starts the cluster, node1 first, and waits until one node is
-// primary, the other two are its secondaries and one of them is
-// synchronous. It is torn down when
-// t ends. Without pg_autoctl, t is skipped (or failed under
+// Start starts the cluster for t as Launch does, and tears it down when t
+// ends. Without pg_autoctl, t is skipped (or failed under
 // CHECKOUTD_TEST_REQUIRE_PGCLUSTER=1).
 func Start(t testing.TB) *Cluster {
 	t.Helper()
+	c, err := Launch(context.Background())
+	if errors.Is(err, ErrUnavailable) {
+		missing(t, err.Error())
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := c.Close(); err != nil {
+			t.Logf("pgcluster: %v", err)
+		}
+	})
+	c.t = t
+	return c
+}
+
+// Launch starts the cluster, node1 first, and waits until one node is
+// primary, the other two are its secondaries and one of them is
+// synchronous; ctx and StartTimeout bound the wait. It is for a program
+// (the bench); a test calls Start. The caller stops the cluster with
+// Close. When the cluster cannot run here the error wraps ErrUnavailable;
+// when it fails to start, what it started is torn down.
+func Launch(ctx context.Context) (*Cluster, error) {
 	if _, err := exec.LookPath("pg_autoctl"); err != nil {
-		missing(t, "pg_autoctl not installed: apt-get install postgresql-15-auto-failover (or .ci/install-pgcluster)")
+		return nil, fmt.Errorf("%w: pg_autoctl not installed: apt-get install postgresql-15-auto-failover (or .ci/install-pgcluster)", ErrUnavailable)
 	}
 	if _, err := os.Stat(PGCtl); err != nil {
-		missing(t, PGCtl+" not installed: apt-get install postgresql-15-auto-failover (or .ci/install-pgcluster)")
+		return nil, fmt.Errorf("%w: %s not installed: apt-get install postgresql-15-auto-failover (or .ci/install-pgcluster)", ErrUnavailable, PGCtl)
 	}
 	dir, err := os.MkdirTemp("", "checkoutd-pgcluster-")
 	if err != nil {
-		t.Fatal(err)
+		return nil, err
 	}
-	// Registered first, so it runs last: after every process is gone.
-	t.Cleanup(func() { os.RemoveAll(dir) })
 	run, err := newRunAs(dir)
 	if err != nil {
-		missing(t, err.Error())
+		os.RemoveAll(dir)
+		return nil, err
 	}
-	c := &Cluster{Dir: dir, t: t, run: run}
-	t.Cleanup(c.stop)
+	c := &Cluster{Dir: dir, run: run}
+	if err := c.start(ctx); err != nil {
+		return nil, errors.Join(err, c.Close())
+	}
+	return c, nil
+}
 
-	ports := freePorts(t, 4)
-	c.monitor = &Node{Name: "monitor", Port: ports[0], PGData: filepath.Join(dir, "monitor")}
+// start starts the monitor and the nodes of c and waits until they are a
+// healthy formation with a synchronous standby.
+func (c *Cluster) start(ctx context.Context) error {
+	ports, err := freePorts(4)
+	if err != nil {
+		return err
+	}
+	c.monitor = &Node{Name: "monitor", Port: ports[0], PGData: filepath.Join(c.Dir, "monitor")}
 	for i := 1; i <= 3; i++ {
-		c.Nodes = append(c.Nodes, &Node{Name: "node" + strconv.Itoa(i), Port: ports[i], PGData: filepath.Join(dir, "node"+strconv.Itoa(i))})
+		c.Nodes = append(c.Nodes, &Node{Name: "node" + strconv.Itoa(i), Port: ports[i], PGData: filepath.Join(c.Dir, "node"+strconv.Itoa(i))})
 	}
 
-	ctx, cancel := context.WithTimeout(context.Background(), StartTimeout)
+	ctx, cancel := context.WithTimeout(ctx, StartTimeout)
 	defer cancel()
 	if err := c.startMonitor(ctx); err != nil {
-		t.Fatal(err)
+		return err
 	}
 	if err := c.startNode(c.Nodes[0]); err != nil {
-		t.Fatal(err)
+		return err
 	}
 	if err := c.waitStates(ctx, map[string]string{"node1": "single"}); err != nil {
-		t.Fatal(err)
+		return err
 	}
 	// The standbys join together; each waits in its base backup for a
 	// checkpoint on the primary, which waitRoles asks for.
 	for _, n := range c.Nodes[1:] {
 		if err := c.startNode(n); err != nil {
-			t.Fatal(err)
+			return err
 		}
 	}
 	// Any node may be primary by now: on a busy machine the monitor's
 	// quick health checks may have failed node1 over already.
 	if err := c.waitRoles(ctx, false); err != nil {
-		t.Fatal(err)
+		return err
 	}
 	// One standby must confirm each commit before the primary acknowledges
 	// it: a failover to it then loses nothing acknowledged. pg_autoctl set
@@ -126,23 +163,20 @@ func Start(t testing.TB) *Cluster {
 	// answers "value 1 is not valid" in 2.0, so the monitor's function it
 	// would call is called directly.
 	if err := c.monitorExec(ctx, "SELECT pgautofailover.set_formation_number_sync_standbys('default', 1)"); err != nil {
-		t.Fatal(err)
+		return err
 	}
 	if n, err := c.NumberSyncStandbys(ctx); err != nil || n != 1 {
-		t.Fatalf("number_sync_standbys = %d, %v; want 1", n, err)
+		return fmt.Errorf("number_sync_standbys = %d, %v; want 1", n, err)
 	}
 	if err := c.WaitHealthy(ctx); err != nil {
-		t.Fatal(err)
+		return err
 	}
 	out, err := c.run.output(ctx, "show", "uri", "--pgdata", c.monitor.PGData, "--formation", "default")
 	if err != nil {
-		t.Fatal(err)
+		return err
 	}
 	c.uri, err = clientURI(strings.TrimSpace(string(out)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return c
+	return err
 }
 
 // URI is the multi-host URL of the formation, as pg_autoctl show uri prints
@@ -405,10 +439,11 @@ func (c *Cluster) running() int {
 // killed reports whether the node was killed on purpose (KillPrimary).
 func (n *Node) killed() bool { return n.svc != nil && n.svc.killedOnPurpose }
 
-// stop tears the cluster down: each pg_autoctl is asked to stop its
+// Close tears the cluster down: each pg_autoctl is asked to stop its
 // PostgreSQL at once, then whatever is left of its process group is
-// killed, and the shared memory a killed postmaster left behind is freed.
-func (c *Cluster) stop() {
+// killed, the shared memory a killed postmaster left behind is freed, and
+// Dir is removed.
+func (c *Cluster) Close() error {
 	all := append(append([]*Node{}, c.Nodes...), c.monitor)
 	var wg sync.WaitGroup
 	for _, n := range all {
@@ -432,6 +467,8 @@ func (c *Cluster) stop() {
 		}()
 	}
 	wg.Wait()
+	// Only now: every process that wrote under Dir is gone.
+	return os.RemoveAll(c.Dir)
 }
 
 // freeSharedMemory removes the System V shared memory segment a postmaster
@@ -487,16 +524,15 @@ func missing(t testing.TB, msg string) {
 
 // freePorts returns n distinct loopback ports that were free a moment ago.
 // The listeners are held until all are chosen, so none repeats.
-func freePorts(t testing.TB, n int) []int {
-	t.Helper()
+func freePorts(n int) ([]int, error) {
 	var ports []int
 	for range n {
 		l, err := net.Listen("tcp", "127.0.0.1:0")
 		if err != nil {
-			t.Fatalf("find a free port: %v", err)
+			return nil, fmt.Errorf("find a free port: %w", err)
 		}
 		defer l.Close()
 		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
 	}
-	return ports
+	return ports, nil
 }

@@ -10,7 +10,8 @@
 // pg_autoctl keeper and its postgres), Switchover asks the monitor for a
 // planned switchover, and WaitPrimary waits until another node is primary
 // and accepts writes. The cluster is torn down when the test ends, failed
-// or not.
+// or not. A program (the bench's cluster row) starts one with Launch and
+// stops it with Close.
 //
 // pg_autoctl refuses to run as root, so every pg_autoctl runs as the
 // postgres OS user (the tests run as root or as postgres), with the same

@@ -3,7 +3,6 @@ package pgcluster
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -28,7 +27,7 @@ type runAs struct {
 func newRunAs(dir string) (*runAs, error) {
 	u, err := user.Lookup("postgres")
 	if err != nil {
-		return nil, fmt.Errorf("no postgres OS user: %w", err)
+		return nil, fmt.Errorf("%w: no postgres OS user to run pg_autoctl as: %v", ErrUnavailable, err)
 	}
 	uid, _ := strconv.Atoi(u.Uid)
 	gid, _ := strconv.Atoi(u.Gid)
@@ -47,7 +46,7 @@ func newRunAs(dir string) (*runAs, error) {
 			return nil, err
 		}
 	default:
-		return nil, errors.New("pg_autoctl runs as the postgres OS user: run the tests as root or as postgres")
+		return nil, fmt.Errorf("%w: pg_autoctl runs as the postgres OS user: run as root or as postgres", ErrUnavailable)
 	}
 	return r, nil
 }

@@ -99,6 +99,11 @@ type Dialect struct {
 	// race with another transaction (a deadlock, a serialization failure):
 	// run again alone, it succeeds. Nil: none does.
 	Retryable func(error) bool
+	// Lost reports an error of a lost connection, or of a node that no
+	// longer takes writes: a failover (failover.go), after which the same
+	// write succeeds on a new connection. Nil: a database on this machine
+	// (SQLite), which fails over to nothing.
+	Lost func(error) bool
 }
 
 // DB is a checkout.Store on a SQL database. Writes go through write and
@@ -114,6 +119,9 @@ type DB struct {
 	log     atomic.Pointer[slog.Logger]
 	closed  atomic.Bool
 
+	// failover is what the DB needs to survive a failover (failover.go).
+	failover failover
+
 	// sessionReadHook, when set (by tests), runs in SessionGet between
 	// the read of a session it did not have cached and its caching.
 	sessionReadHook func(*checkout.Session)
@@ -126,6 +134,10 @@ type DB struct {
 	// roundTripFault, when set (by tests), fails a round trip of a
 	// pipelined transaction before it is sent when it returns an error.
 	roundTripFault func(queries []string) error
+	// roundTripLoss, when set (by tests), replaces the error of a round
+	// trip of a pipelined transaction, once it was sent and answered, when
+	// it returns an error: an answer lost on the way back (failover.go).
+	roundTripLoss func(queries []string, err error) error
 	// claimHook, when set (by tests), runs in DeliveryClaim between
 	// reading the candidates and leasing them.
 	claimHook func()
@@ -260,6 +272,9 @@ func (db *DB) translate(err error) error {
 		db.errs.canceled.Add(1)
 		return checkout.Internal(err)
 	}
+	if db.lost(err) {
+		db.dropIdle() // failover.go
+	}
 	err = db.dialect.Translate(err)
 	if errors.As(err, &ce) {
 		if ce.Code == checkout.EUnavailable {
@@ -306,6 +321,9 @@ type Stats struct {
 	// SessionCache is the session cache's (sessioncache.go), nil when the
 	// store has none (PostgreSQL, a SQLite file not served).
 	SessionCache *SessionCacheStats
+	// Failover counts the writes run again after a lost connection and
+	// the lost COMMITs resolved (failover.go).
+	Failover FailoverStats
 }
 
 // SessionCacheStats are the session cache's counts: SessionGet's lookups
@@ -333,6 +351,10 @@ func (db *DB) Stats() Stats {
 		Batched:     db.batched.Load(),
 		ReadBatches: db.readBatches.Load(),
 		ReadBatched: db.readBatched.Load(),
+		Failover: FailoverStats{
+			Retries: db.failover.retries.Load(), Committed: db.failover.committed.Load(),
+			RolledBack: db.failover.rolledBack.Load(), Unresolved: db.failover.unresolved.Load(),
+		},
 	}
 	if c := db.sessions; c != nil {
 		c.mu.Lock()

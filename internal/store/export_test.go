@@ -278,3 +278,13 @@ func SessionListQuery(db *DB, p checkout.SessionListParams) (string, []any) {
 func EventListByObjectQuery(db *DB, ids []string) (string, []any) {
 	return db.eventListByObjectQuery(ids)
 }
+
+// SetRoundTripLoss replaces the error of each round trip of a pipelined
+// transaction, sent and answered, for which fn returns an error: its
+// answer lost on the way back.
+func SetRoundTripLoss(db *DB, fn func(queries []string, err error) error) { db.roundTripLoss = fn }
+
+// Resolve is the resolution of a lost COMMIT by its mark (failover.go).
+func Resolve(ctx context.Context, db *DB, mark string) (committed bool, err error) {
+	return db.resolve(ctx, mark, db.failover.clock().Add(db.failover.budgetOrDefault()))
+}

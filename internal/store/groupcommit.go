@@ -267,16 +267,22 @@ func (db *DB) commitBatch(batch []*writeReq) {
 	var results []writeResult
 	var retry []bool
 	var failed bool
-	var err error
 	var h *handover
-	savepoints := db.failing.Load() // the last batch had a write fail
-	if !savepoints {
-		results, retry, failed, h, err = db.runBatch(live, false)
-	}
-	if savepoints || failed {
-		db.savepointed.Add(1)
-		results, retry, failed, _, err = db.runBatch(live, true) // claims nothing
-	}
+	// Lost to a failover, the batch runs again whole (failover.go); its
+	// callers wait for it, whatever their contexts.
+	err := db.durably(context.Background(), func(mark string) error {
+		var err error
+		savepoints := db.failing.Load() // the last batch had a write fail
+		if !savepoints {
+			results, retry, failed, h, err = db.runBatch(live, false, mark)
+		}
+		if savepoints || failed {
+			db.savepointed.Add(1)
+			// The same mark: the run without savepoints did not commit.
+			results, retry, failed, _, err = db.runBatch(live, true, mark) // claims nothing
+		}
+		return err
+	})
 	// The claims go to the dispatcher once the callers have their answers:
 	// the goroutine a wake-up readies last runs next on its processor, and
 	// each one readied after pushes the one before to the back of the
@@ -306,12 +312,12 @@ func (db *DB) commitBatch(batch []*writeReq) {
 // with savepoints). Without savepoints it claims for the dispatcher (claim
 // in create): the claims of a batch that committed are returned, handed,
 // for the caller to hand over.
-func (db *DB) runBatch(batch []*writeReq, savepoints bool) (results []writeResult, retry []bool, failed bool, handed *handover, err error) {
+func (db *DB) runBatch(batch []*writeReq, savepoints bool, mark string) (results []writeResult, retry []bool, failed bool, handed *handover, err error) {
 	ctx, cancel := context.WithTimeout(context.Background(), BatchTimeout)
 	defer cancel()
 	results = make([]writeResult, len(batch))
 	retry = make([]bool, len(batch))
-	w, err := db.beginWrite(ctx)
+	w, err := db.beginWrite(ctx, mark)
 	if err != nil {
 		return results, retry, false, nil, db.translate(err)
 	}
@@ -328,7 +334,7 @@ func (db *DB) runBatch(batch []*writeReq, savepoints bool) (results []writeResul
 	for i, r := range batch {
 		if savepoints {
 			if _, err := w.ExecContext(ctx, "SAVEPOINT w"); err != nil {
-				return results, retry, failed, nil, db.translate(err)
+				return results, retry, failed, nil, db.translate(w.saw(err))
 			}
 		}
 		var raw error
@@ -339,12 +345,16 @@ func (db *DB) runBatch(batch []*writeReq, savepoints bool) (results []writeResul
 		if results[i].err == nil && results[i].panic == nil && !tx.flushFailed() {
 			continue
 		}
+		if w.saw(raw); w.drop {
+			// Its connection is lost: the batch is, whole (failover.go).
+			return results, retry, failed, nil, results[i].err
+		}
 		failed = true
 		if !savepoints {
 			return nil, nil, true, nil, nil // rolled back by the deferred Rollback
 		}
 		if _, err := w.ExecContext(ctx, "ROLLBACK TO SAVEPOINT w"); err != nil {
-			return results, retry, failed, nil, db.translate(err)
+			return results, retry, failed, nil, db.translate(w.saw(err))
 		}
 		// The rollback freed the locks the function took, those of the
 		// endpoints it listed among them (FOR SHARE): read them again.
@@ -357,6 +367,9 @@ func (db *DB) runBatch(batch []*writeReq, savepoints bool) (results []writeResul
 	var h *handover
 	if !savepoints { // claim in create (handover.go); not when a write failed
 		if h, err = db.claimInTx(ctx, tx); err != nil {
+			if w.saw(err); w.drop {
+				return results, retry, failed, nil, db.translate(err)
+			}
 			return nil, nil, true, nil, nil // run again with savepoints, without the claim
 		}
 	}
@@ -395,17 +408,20 @@ func runFn(fn func() error) (res writeResult) {
 // the dispatcher when fn inserted deliveries (handover.go); when that
 // claim fails, fn runs again in a transaction without it.
 func (db *DB) inTxAlone(ctx context.Context, fn func(checkout.Tx) error) error {
-	claimFailed, err := db.runAlone(ctx, fn, true)
-	if claimFailed {
-		_, err = db.runAlone(ctx, fn, false)
-	}
-	return err
+	// Lost to a failover, it runs again (failover.go).
+	return db.durably(ctx, func(mark string) error {
+		claimFailed, err := db.runAlone(ctx, fn, true, mark)
+		if claimFailed {
+			_, err = db.runAlone(ctx, fn, false, mark) // the first did not commit
+		}
+		return err
+	})
 }
 
 // runAlone is inTxAlone's transaction, with the claim in create or not. It
 // reports whether the claim failed (then nothing was written).
-func (db *DB) runAlone(ctx context.Context, fn func(checkout.Tx) error, claim bool) (claimFailed bool, _ error) {
-	w, err := db.beginWrite(ctx)
+func (db *DB) runAlone(ctx context.Context, fn func(checkout.Tx) error, claim bool, mark string) (claimFailed bool, _ error) {
+	w, err := db.beginWrite(ctx, mark)
 	if err != nil {
 		return false, db.translate(err)
 	}
@@ -422,12 +438,12 @@ func (db *DB) runAlone(ctx context.Context, fn func(checkout.Tx) error, claim bo
 	// after a recover upstream. After a commit it does nothing.
 	defer w.close()
 	if err := fn(tx); err != nil {
-		return false, db.translate(err)
+		return false, db.translate(w.saw(err))
 	}
 	var h *handover
 	if claim { // its statements write the rows kept first
 		if h, err = db.claimInTx(ctx, tx); err != nil {
-			return true, err
+			return !db.lost(w.saw(err)), err
 		}
 	}
 	flushFailed, err := tx.commit(ctx)

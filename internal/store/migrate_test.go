@@ -51,7 +51,7 @@ func execRaw(t *testing.T, driver, dsn string, queries []string) {
 
 // undos take each migration back, by version, for the tests that migrate
 // a database made by an older build.
-var undos = map[int][]string{10: undo0010, 11: undo0011, 12: undo0012, 13: undo0013, 14: undo0014, 15: undo0015, 16: undo0016, 17: undo0017, 18: undo0018, 19: undo0019, 20: undo0020, 21: undo0021, 22: undo0022, 23: undo0023, 24: undo0024, 25: undo0025, 26: undo0026, 27: undo0027, 28: undo0028, 29: undo0029, 30: undo0030}
+var undos = map[int][]string{10: undo0010, 11: undo0011, 12: undo0012, 13: undo0013, 14: undo0014, 15: undo0015, 16: undo0016, 17: undo0017, 18: undo0018, 19: undo0019, 20: undo0020, 21: undo0021, 22: undo0022, 23: undo0023, 24: undo0024, 25: undo0025, 26: undo0026, 27: undo0027, 28: undo0028, 29: undo0029, 30: undo0030, 31: undo0031}
 
 // undoFrom returns the statements that take a database back to before
 // migration version: the undos from the newest migration down to version's.
@@ -76,6 +76,10 @@ var undo0025 = []string{`DROP TABLE audit_entries`}
 // undo0025 follows it; sessions_list is 0024's.
 var undo0026 = []string{`DROP INDEX events_object`, `ALTER TABLE events DROP COLUMN object_id`, `DROP TABLE session_metadata`,
 	`DROP INDEX sessions_email`, `DROP INDEX sessions_status`}
+
+// undo0031 undoes migration 0031 (commit marks) on either database;
+// undo0030 follows it.
+var undo0031 = []string{`DROP TABLE commit_marks`}
 
 // undo0030 undoes migration 0030 (acquirer accounts) on either database;
 // undo0029 follows it.

@@ -57,22 +57,38 @@ type wtx struct {
 	conn  *sql.Conn
 	begun bool // BEGIN was sent (pipelined)
 	ended bool // committed, rolled back or given up (pipelined)
+	// mark, when set, is inserted into commit_marks beside the COMMIT, to
+	// resolve a COMMIT whose connection is lost (failover.go).
+	mark string
+	// drop has close drop the connection rather than hand it back: it
+	// was lost, or reached a node that does not take writes.
+	drop bool
 }
 
-// beginWrite starts a write transaction on the write pool.
-func (db *DB) beginWrite(ctx context.Context) (*wtx, error) {
+// beginWrite starts a write transaction on the write pool, which inserts
+// mark beside its COMMIT when mark is set (failover.go).
+func (db *DB) beginWrite(ctx context.Context, mark string) (*wtx, error) {
 	if db.dialect.Pipeline == nil {
 		t, err := db.write.BeginTx(ctx, nil)
 		if err != nil {
 			return nil, err
 		}
-		return &wtx{db: db, sqlTx: t}, nil
+		return &wtx{db: db, sqlTx: t, mark: mark}, nil
 	}
 	c, err := db.write.Conn(ctx)
 	if err != nil {
 		return nil, err
 	}
-	return &wtx{db: db, conn: c}, nil
+	return &wtx{db: db, conn: c, mark: mark}, nil
+}
+
+// saw notes err, an error of the transaction's: a lost connection's has
+// close drop the connection. It returns err.
+func (w *wtx) saw(err error) error {
+	if w.db.lost(err) {
+		w.drop = true
+	}
+	return err
 }
 
 // pipeline runs stmts in one round trip, preceded by BEGIN when the
@@ -92,8 +108,9 @@ func (w *wtx) pipeline(ctx context.Context, stmts ...PipeStmt) ([]int64, int, er
 
 // send is Dialect.Pipeline on the transaction's connection.
 func (w *wtx) send(ctx context.Context, stmts []PipeStmt) ([]int64, int, error) {
-	if w.db.roundTripHook != nil || w.db.roundTripFault != nil {
-		queries := make([]string, len(stmts))
+	var queries []string
+	if w.db.roundTripHook != nil || w.db.roundTripFault != nil || w.db.roundTripLoss != nil {
+		queries = make([]string, len(stmts))
 		for i, s := range stmts {
 			queries[i] = s.Query
 		}
@@ -106,7 +123,13 @@ func (w *wtx) send(ctx context.Context, stmts []PipeStmt) ([]int64, int, error) 
 			}
 		}
 	}
-	return w.db.dialect.Pipeline(ctx, w.conn, stmts)
+	affected, failed, err := w.db.dialect.Pipeline(ctx, w.conn, stmts)
+	if w.db.roundTripLoss != nil {
+		if lost := w.db.roundTripLoss(queries, err); lost != nil {
+			return affected, 0, lost
+		}
+	}
+	return affected, failed, err
 }
 
 // alone notes a statement sent in a round trip of its own, for the tests.
@@ -194,11 +217,22 @@ func (w *wtx) StmtContext(ctx context.Context, st *sql.Stmt) *sql.Stmt {
 }
 
 // commit runs kept, the statements of the rows kept (none without
-// pipelining), and commits, with pipelining in one round trip. flushFailed
-// tells that one of kept failed (then nothing was written).
+// pipelining), and commits, with pipelining in one round trip, and with
+// the transaction's mark when it has one. flushFailed tells that one of
+// kept failed (then nothing was written). A COMMIT whose connection was
+// lost is a *lostCommit: it may have committed or not.
 func (w *wtx) commit(ctx context.Context, kept []PipeStmt) (flushFailed bool, err error) {
 	if w.sqlTx != nil {
-		return false, w.sqlTx.Commit() // kept is empty: Tx.commit flushed
+		if w.mark != "" {
+			if _, err := w.sqlTx.ExecContext(ctx, markInsert, w.mark, w.db.failover.clock().UnixMilli()); err != nil {
+				return false, w.saw(err)
+			}
+		}
+		err := w.sqlTx.Commit() // kept is empty: Tx.commit flushed
+		if w.saw(err); w.drop {
+			return false, &lostCommit{err}
+		}
+		return false, err
 	}
 	if !w.begun && len(kept) == 0 {
 		w.ended = true // nothing was sent: nothing to commit
@@ -206,21 +240,37 @@ func (w *wtx) commit(ctx context.Context, kept []PipeStmt) (flushFailed bool, er
 	}
 	if slices.ContainsFunc(kept, func(s PipeStmt) bool { return s.Check != nil }) {
 		if _, _, err := w.pipeline(ctx, kept...); err != nil {
-			return true, err
+			w.saw(err)
+			return !w.drop, err // lost: nothing committed, the write runs again
 		}
 		kept = nil
 	}
-	_, failed, err := w.pipeline(ctx, append(kept, pipeCommit)...)
+	last := append(kept, pipeCommit)
+	if w.mark != "" {
+		last = append(kept, PipeStmt{Query: markInsert, Args: []any{w.mark, w.db.failover.clock().UnixMilli()}}, pipeCommit)
+	}
+	_, failed, err := w.pipeline(ctx, last...)
 	if err == nil {
 		w.ended = true
+		return false, nil
 	}
-	return err != nil && failed < len(kept), err
+	if w.saw(err); w.drop {
+		// Sent with the COMMIT: what the server did of it is not known.
+		return false, &lostCommit{err}
+	}
+	return failed < len(kept), err
 }
 
 // close rolls back what was not committed and hands the connection back.
 func (w *wtx) close() {
 	if w.sqlTx != nil {
 		w.sqlTx.Rollback() // after Commit it does nothing
+		return
+	}
+	if w.drop {
+		w.conn.Raw(func(any) error { return driver.ErrBadConn }) // the pool drops it
+		w.ended = true
+		w.conn.Close()
 		return
 	}
 	if w.begun && !w.ended {

@@ -72,7 +72,7 @@ func TestPipelinedWriteRoundTrips(t *testing.T) {
 	}
 	want := [][]string{
 		{"BEGIN", "SELECT FROM endpoints"},
-		{"INSERT INTO sessions", "INSERT INTO events", "INSERT INTO deliveries", "COMMIT"},
+		{"INSERT INTO sessions", "INSERT INTO events", "INSERT INTO deliveries", "INSERT INTO commit_marks", "COMMIT"},
 	}
 	if got := r.take(); !slices.EqualFunc(got, want, slices.Equal) {
 		t.Errorf("a create's round trips = %q; want %q", got, want)
@@ -93,7 +93,7 @@ func TestPipelinedWriteRoundTrips(t *testing.T) {
 	if err := db.InTx(ctx, func(tx checkout.Tx) error { return tx.MerchantInsert(ctx, m) }); err != nil {
 		t.Fatal(err)
 	}
-	want = [][]string{{"BEGIN", "INSERT INTO stores"}, {"COMMIT"}}
+	want = [][]string{{"BEGIN", "INSERT INTO stores"}, {"INSERT INTO commit_marks", "COMMIT"}}
 	if got := r.take(); !slices.EqualFunc(got, want, slices.Equal) {
 		t.Errorf("a store's insert's round trips = %q; want %q", got, want)
 	}
@@ -166,9 +166,9 @@ func TestPipelinedDispatcherRoundTrips(t *testing.T) {
 		t.Fatalf("claim = %d, %v; want 2 deliveries", len(cs), err)
 	}
 	want := [][]string{
-		{"BEGIN", "SELECT pg_advisory_xact_lock", "WITH RECURSIVE"}, // the lock, the candidates
-		{"SELECT FROM deliveries"},                                  // their rows locked
-		{"INSERT INTO delivery_leases", "COMMIT"},                   // the leases
+		{"BEGIN", "SELECT pg_advisory_xact_lock", "WITH RECURSIVE"},           // the lock, the candidates
+		{"SELECT FROM deliveries"},                                            // their rows locked
+		{"INSERT INTO delivery_leases", "INSERT INTO commit_marks", "COMMIT"}, // the leases
 	}
 	if got := r.take(); !slices.EqualFunc(got, want, slices.Equal) {
 		t.Errorf("a claim's round trips = %q; want %q", got, want)
@@ -186,11 +186,11 @@ func TestPipelinedDispatcherRoundTrips(t *testing.T) {
 		t.Fatalf("record = %v, %d claimed, %v; want both recorded and the other 2 claimed", updated, len(next), err)
 	}
 	want = [][]string{
-		{"BEGIN", "SELECT FROM deliveries"},                          // the recorded deliveries locked
-		{"INSERT INTO delivery_attempts", "DELETE"},                  // the attempts, the leases ended
-		{"UPDATE", "SELECT pg_advisory_xact_lock", "WITH RECURSIVE"}, // the deliveries, the claim
-		{"SELECT FROM deliveries"},                                   // its rows locked
-		{"INSERT INTO delivery_leases", "COMMIT"},                    // leased
+		{"BEGIN", "SELECT FROM deliveries"},                                   // the recorded deliveries locked
+		{"INSERT INTO delivery_attempts", "DELETE"},                           // the attempts, the leases ended
+		{"UPDATE", "SELECT pg_advisory_xact_lock", "WITH RECURSIVE"},          // the deliveries, the claim
+		{"SELECT FROM deliveries"},                                            // its rows locked
+		{"INSERT INTO delivery_leases", "INSERT INTO commit_marks", "COMMIT"}, // leased
 	}
 	if got := r.take(); !slices.EqualFunc(got, want, slices.Equal) {
 		t.Errorf("a record and claim's round trips = %q; want %q", got, want)
@@ -210,7 +210,7 @@ func TestPipelinedDispatcherRoundTrips(t *testing.T) {
 		{"BEGIN", "SELECT FROM deliveries"},
 		{"INSERT INTO delivery_attempts", "DELETE"},
 		{"UPDATE"},
-		{"COMMIT"},
+		{"INSERT INTO commit_marks", "COMMIT"},
 	}
 	if got := r.take(); !slices.EqualFunc(got, want, slices.Equal) {
 		t.Errorf("a record's round trips = %q; want %q", got, want)

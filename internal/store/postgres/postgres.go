@@ -5,9 +5,11 @@ package postgres
 import (
 	"context"
 	"database/sql"
+	"database/sql/driver"
 	"embed"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"strconv"
 	"time"
@@ -33,10 +35,10 @@ func Open(ctx context.Context, url string) (*store.DB, error) {
 	if err != nil {
 		return nil, err
 	}
-	pool := stdlib.OpenDB(*cfg)
+	pool := stdlib.OpenDB(*cfg, stdlib.OptionResetSession(writable))
 	pool.SetMaxOpenConns(MaxConns)
-	pool.SetMaxIdleConns(MaxConns)
 	db := store.New(Dialect, pool, pool)
+	db.SetMaxIdleConns(MaxConns)
 	if _, err := db.Migrate(ctx); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("migrate: %w", err)
@@ -68,6 +70,7 @@ var Dialect = store.Dialect{
 	// Reads of sessions by id share statements (store/readbatch.go).
 	Readers:   2,
 	Retryable: retryable,
+	Lost:      lost,
 	Copy:      copyRows,
 	// BEGIN and COMMIT go with other statements (store/pipetx.go).
 	Pipeline: pipeline,
@@ -140,7 +143,47 @@ func retryable(err error) bool {
 	return errors.As(err, &pe) && (pe.Code == "40P01" || pe.Code == "40001")
 }
 
+// lost is Dialect.Lost: the connection is gone (refused, reset, closed by
+// a server shutting down) or reached a node that does not take writes (a
+// primary being demoted, a standby being promoted). A failover: on a new
+// connection, to the new primary, the same write succeeds
+// (store/failover.go). A context that ended is not a lost connection.
+func lost(err error) bool {
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return false
+	}
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) {
+		switch pe.Code {
+		case "25006", // read_only_sql_transaction
+			"57P01", "57P02", "57P03": // admin_shutdown, crash_shutdown, cannot_connect_now
+			return true
+		}
+		return pe.Code[:2] == "08" // connection_exception
+	}
+	var ce *pgconn.ConnectError
+	var ne net.Error
+	return errors.As(err, &ce) || errors.As(err, &ne) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) ||
+		errors.Is(err, driver.ErrBadConn) || errors.Is(err, sql.ErrConnDone) || pgconn.SafeToRetry(err)
+}
+
+// writable is the pool's check of a connection it hands out again: one to
+// a node that went into recovery (a demoted primary, now a standby) is
+// dropped, so that the pool never stays on it. PostgreSQL reports
+// in_hot_standby and default_transaction_read_only to the client as they
+// change (version 14 on).
+func writable(_ context.Context, c *pgx.Conn) error {
+	p := c.PgConn()
+	if p.ParameterStatus("in_hot_standby") == "on" || p.ParameterStatus("default_transaction_read_only") == "on" {
+		return driver.ErrBadConn
+	}
+	return nil
+}
+
 func translate(err error) error {
+	if lost(err) {
+		return unavailable(err)
+	}
 	var pe *pgconn.PgError
 	if errors.As(err, &pe) {
 		switch {
