@@ -105,8 +105,10 @@ func runStorm(t *testing.T, name, db string, nodes []*proc, r *eventReceiver, ev
 	storeID, secret := setupWebhooks(t, db, r)
 	s := newStorm(name, nodes, storeID, secret)
 	logStart := make([]int, len(nodes))
+	before := make([]storeFailoverStats, len(nodes))
 	for i, p := range nodes {
 		logStart[i] = len(p.log.String())
+		before[i] = failoverStats(t, p)
 	}
 	began := time.Now()
 	s.start()
@@ -124,6 +126,9 @@ func runStorm(t *testing.T, name, db string, nodes []*proc, r *eventReceiver, ev
 	s.checkEvents(t, st, r)
 	s.checkNodes(t)
 	for i, p := range nodes {
+		st := failoverStats(t, p)
+		t.Logf("%s: node %d: %v write transactions run again on a new connection; COMMITs lost with their connection: %v committed, %v rolled back, %v unresolved",
+			name, i, st.reconnects-before[i].reconnects, st.committed-before[i].committed, st.rolledBack-before[i].rolledBack, st.unresolved-before[i].unresolved)
 		if errs := errorKinds(p.log.String()[logStart[i]:]); errs != "" {
 			t.Logf("%s: node %d logged these errors:\n%s", name, i, errs)
 		}
@@ -800,6 +805,23 @@ func (s *storm) checkNodes(t *testing.T) {
 		if a := s.create(i, fmt.Sprintf("%s-after-%d", s.name, i)); !a.acked() {
 			t.Errorf("%s: node %d after the storm: %v; want 201", s.name, i, a)
 		}
+	}
+}
+
+// storeFailoverStats are a node's counts of writes that met a failover.
+type storeFailoverStats struct {
+	reconnects, committed, rolledBack, unresolved float64
+}
+
+func failoverStats(t *testing.T, p *proc) storeFailoverStats {
+	t.Helper()
+	m := scrapeServe(t, "http://"+p.addr+"/metrics")
+	const ambiguous = "checkoutd_db_ambiguous_commits_total"
+	return storeFailoverStats{
+		reconnects: m.Value("checkoutd_db_reconnects_total"),
+		committed:  m.Value(ambiguous, "outcome", "committed"),
+		rolledBack: m.Value(ambiguous, "outcome", "rolled_back"),
+		unresolved: m.Value(ambiguous, "outcome", "unresolved"),
 	}
 }
 
