@@ -57,17 +57,19 @@ func TestFailoverStorm(t *testing.T) {
 	}
 	ctx := context.Background()
 	for _, sc := range []struct {
-		name  string
-		event func() time.Time // makes the primary change, and returns when it began
+		name string
+		// event makes the primary change, and returns when it began and
+		// from when creates are counted as made after it.
+		event func() (began, after time.Time)
 	}{
-		{"switchover", func() time.Time {
-			at := time.Now()
-			c.Switchover()
-			return at
+		{"switchover", func() (time.Time, time.Time) {
+			began := time.Now()
+			c.Switchover() // returns once the new primary is in place
+			return began, time.Now()
 		}},
-		{"kill", func() time.Time {
+		{"kill", func() (time.Time, time.Time) {
 			_, at := c.KillPrimary()
-			return at
+			return at, at
 		}},
 	} {
 		// The next storm begins on a whole cluster: after the switchover,
@@ -98,9 +100,10 @@ const (
 )
 
 // runStorm runs one storm on a store of its own: creates and payments
-// before event, across it and after it, then checks what was answered
-// against what the database holds.
-func runStorm(t *testing.T, name, db string, nodes []*proc, r *eventReceiver, event func() time.Time) {
+// before event, across it and after it (until stormCreatesAfter creates
+// sent after it were answered 201), then checks what was answered against
+// what the database holds.
+func runStorm(t *testing.T, name, db string, nodes []*proc, r *eventReceiver, event func() (time.Time, time.Time)) {
 	t.Helper()
 	storeID, secret := setupWebhooks(t, db, r)
 	s := newStorm(name, nodes, storeID, secret)
@@ -115,8 +118,8 @@ func runStorm(t *testing.T, name, db string, nodes []*proc, r *eventReceiver, ev
 	defer s.stop()
 
 	s.waitFor(t, "before the primary changes", time.Time{}, stormCreatesBefore, stormPaidBefore, 2*time.Minute)
-	at := event()
-	s.waitFor(t, "after the primary changed", at, stormCreatesAfter, stormPaidAfter, pgcluster.FailoverTimeout+time.Minute)
+	at, after := event()
+	s.waitFor(t, "after the primary changed", after, stormCreatesAfter, stormPaidAfter, pgcluster.FailoverTimeout+time.Minute)
 	s.stop()
 	t.Logf("%s: storm of %v; %s", name, time.Since(began).Round(time.Millisecond), s.summary(at))
 
