@@ -445,7 +445,14 @@ func TestPurge(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		res, err := f.svc.Purge(ctx)
+		// The write transactions' marks (PostgreSQL) carry the store's
+		// clock, not the service's: store/failover_test.go purges them.
+		purge := func() (service.PurgeResult, error) {
+			res, err := f.svc.Purge(ctx)
+			res.CommitMarks = 0
+			return res, err
+		}
+		res, err := purge()
 		if err != nil || res != (service.PurgeResult{RequestLogs: 1, IdempotencyKeys: 1}) {
 			t.Errorf("Purge = %+v, %v; want one of each", res, err)
 		}
@@ -461,7 +468,7 @@ func TestPurge(t *testing.T) {
 		if _, err := db.IdempotencyGet(ctx, f.m.ID, checkout.ModeTest, "gone"); !checkout.IsCode(err, checkout.ENotFound) {
 			t.Errorf("the record 24 hours and 1 s old: %v; want purged", err)
 		}
-		if res, err := f.svc.Purge(ctx); err != nil || res != (service.PurgeResult{}) {
+		if res, err := purge(); err != nil || res != (service.PurgeResult{}) {
 			t.Errorf("Purge again = %+v, %v; want nothing", res, err)
 		}
 	})
