@@ -9,6 +9,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/checkoutd/checkoutd/checkout"
 )
 
 // Job is one kind of background work.
@@ -79,7 +81,12 @@ func loop(ctx context.Context, log *slog.Logger, j Job) {
 			return // cut short by shutdown: not a failure worth logging
 		}
 		j.Counts.record(err, time.Now())
-		if err != nil {
+		switch {
+		case checkout.IsCode(err, checkout.EUnavailable):
+			// The database does not answer for now (a failover, a restart):
+			// expected, and over by itself; the round runs again next tick.
+			log.Warn("background job failed: the database is unavailable; trying again next round", "job", j.Name, "err", err)
+		case err != nil:
 			log.Error("background job failed", "job", j.Name, "err", err)
 		}
 		select {

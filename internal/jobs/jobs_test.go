@@ -6,9 +6,11 @@ import (
 	"log/slog"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/checkoutd/checkoutd/checkout"
 	"github.com/checkoutd/checkoutd/internal/jobs"
 	"github.com/checkoutd/checkoutd/internal/logtest"
 )
@@ -110,6 +112,32 @@ func TestRunRetriesFailure(t *testing.T) {
 	}
 	if n := strings.Count(logged, "background job failed"); n != 1 {
 		t.Errorf("%d failures logged; want 1", n)
+	}
+}
+
+// A round that failed because the database does not answer (a failover)
+// is logged as a warning: it is over by itself.
+func TestRunWarnsDatabaseUnavailable(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	log, buf := logtest.Capture()
+	var calls atomic.Int64
+	retried := make(chan struct{})
+	done := start(ctx, log, jobs.Job{Name: "expire", Interval: time.Millisecond, RunOnce: func(context.Context) error {
+		switch calls.Add(1) {
+		case 1:
+			return &checkout.Error{Code: checkout.EUnavailable, Message: "The database is unavailable; try again shortly."}
+		case 2:
+			close(retried)
+		}
+		return nil
+	}})
+	wait(t, retried, "the job to run again after failing")
+	cancel()
+	wait(t, done, "Run to return")
+	logged := buf.String()
+	if !strings.Contains(logged, "level=WARN") || !strings.Contains(logged, "job=expire") || strings.Contains(logged, "level=ERROR") {
+		t.Errorf("log %q; want one warning, no error", logged)
 	}
 }
 

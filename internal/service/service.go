@@ -177,7 +177,11 @@ func eachDue[T any](ctx context.Context, s *Service, job, key string, rows []T, 
 			case JobPayments:
 				s.counts.rowFailures.payments.Add(1)
 			}
-			s.log.ErrorContext(ctx, "background job failed on a row; carrying on with the others", "job", job, key, id(r), "error", err)
+			level := slog.LevelError
+			if checkout.IsCode(err, checkout.EUnavailable) {
+				level = slog.LevelWarn // the database, for now (a failover): over by itself
+			}
+			s.log.Log(ctx, level, "background job failed on a row; carrying on with the others", "job", job, key, id(r), "error", err)
 			errs = append(errs, fmt.Errorf("%s %s: %w", key, id(r), err))
 			continue
 		}

@@ -138,6 +138,10 @@ type DB struct {
 	// trip of a pipelined transaction, once it was sent and answered, when
 	// it returns an error: an answer lost on the way back (failover.go).
 	roundTripLoss func(queries []string, err error) error
+	// copyFault, when set (by tests), runs a COPY of request logs
+	// (Dialect.Copy) in place of the store: it may run it or not, and
+	// answer what it likes.
+	copyFault func(run func() error) error
 	// claimHook, when set (by tests), runs in DeliveryClaim between
 	// reading the candidates and leasing them.
 	claimHook func()

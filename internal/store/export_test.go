@@ -288,3 +288,7 @@ func SetRoundTripLoss(db *DB, fn func(queries []string, err error) error) { db.r
 func Resolve(ctx context.Context, db *DB, mark string) (committed bool, err error) {
 	return db.resolve(ctx, mark, db.failover.clock().Add(db.failover.budgetOrDefault()))
 }
+
+// SetCopyFault has fn run each COPY of request logs in place of the
+// store: it may run it or not, and answer what it likes.
+func SetCopyFault(db *DB, fn func(run func() error) error) { db.copyFault = fn }

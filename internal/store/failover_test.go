@@ -311,3 +311,41 @@ func TestCommitMarkPurge(t *testing.T) {
 		t.Errorf("a purge of the marks before a minute from now deleted %d (%v); want 1", n, err)
 	}
 }
+
+// Request logs go in by COPY on PostgreSQL, outside a write transaction: a
+// COPY lost with its connection writes, through the write path, the logs
+// it did not write, once each.
+func TestLostRequestLogCopy(t *testing.T) {
+	ctx := context.Background()
+	for _, ran := range []bool{true, false} {
+		db, raw := openRaw(t, "postgres")
+		m, _ := newMerchantEndpoint(t, time.Unix(1700000000, 0))
+		if err := db.InTx(ctx, func(tx checkout.Tx) error { return tx.MerchantInsert(ctx, m) }); err != nil {
+			t.Fatal(err)
+		}
+		faults := 0
+		store.SetCopyFault(db, func(run func() error) error {
+			if faults++; faults > 1 {
+				return run()
+			}
+			if ran {
+				if err := run(); err != nil {
+					return err
+				}
+			}
+			return errShutdown
+		})
+		var logs []*checkout.RequestLog
+		for range 3 {
+			logs = append(logs, &checkout.RequestLog{RequestID: checkout.NewRequestID(), MerchantID: m.ID, Mode: checkout.ModeTest,
+				Method: "GET", Path: "/", Status: 200, CreatedAt: time.Now()})
+		}
+		if err := db.RequestLogInsert(ctx, logs); err != nil {
+			t.Fatalf("request logs whose COPY was lost (the COPY ran: %v) = %v; want nil", ran, err)
+		}
+		var n int
+		if err := raw.QueryRowContext(ctx, `SELECT count(*) FROM request_logs`).Scan(&n); err != nil || n != len(logs) {
+			t.Errorf("the COPY ran: %v: %d request logs stored (%v); want %d", ran, n, err, len(logs))
+		}
+	}
+}

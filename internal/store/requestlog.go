@@ -66,6 +66,12 @@ func (db *DB) RequestLogInsert(ctx context.Context, logs []*checkout.RequestLog)
 	var err error
 	if l := db.requestLogs(); l.dialect.Copy != nil {
 		err = l.copyRequestLogs(ctx, logs)
+		if l.lost(err) {
+			// A COPY lost with its connection (a failover) may have
+			// committed or not: the logs it did not write go through the
+			// write path, which waits out the failover (failover.go).
+			err = l.InTx(ctx, func(t checkout.Tx) error { return t.(*Tx).requestLogInsertMissing(ctx, logs) })
+		}
 	} else {
 		err = l.InTx(ctx, func(t checkout.Tx) error { return t.(*Tx).requestLogInsert(ctx, logs) })
 	}
@@ -86,7 +92,29 @@ func (db *DB) copyRequestLogs(ctx context.Context, logs []*checkout.RequestLog) 
 		return db.translate(err)
 	}
 	defer conn.Close()
-	return db.translate(db.dialect.Copy(ctx, conn, "request_logs", requestLogColumnList, rows))
+	run := func() error { return db.dialect.Copy(ctx, conn, "request_logs", requestLogColumnList, rows) }
+	if db.copyFault != nil {
+		return db.translate(db.copyFault(run))
+	}
+	return db.translate(run())
+}
+
+// requestLogInsertMissing inserts those of logs that are not stored.
+func (tx *Tx) requestLogInsertMissing(ctx context.Context, logs []*checkout.RequestLog) error {
+	ids := make([]string, len(logs))
+	for i, l := range logs {
+		ids[i] = l.RequestID
+	}
+	var args []any
+	stored, err := collectEach(ctx, tx, `SELECT request_id FROM request_logs WHERE request_id IN (`+idMarks(tx.db.dialect.Param, &args, ids)+`)`, args, scanID)
+	if err != nil {
+		return err
+	}
+	missing := slices.DeleteFunc(slices.Clone(logs), func(l *checkout.RequestLog) bool { return slices.Contains(stored, l.RequestID) })
+	if len(missing) == 0 {
+		return nil
+	}
+	return tx.requestLogInsert(ctx, missing)
 }
 
 // requestLogInsert inserts logs, requestLogChunk rows a statement.
