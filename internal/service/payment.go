@@ -81,7 +81,18 @@ func (s *Service) runAttempt(ctx context.Context, sessionID string, a attempt) (
 			"payment_id", p.ID, "session_id", sessionID, "method", a.method, "error", err)
 		return &PaymentOutcome{Payment: p, Session: sess}, nil
 	}
-	return s.settleAnswer(ctx, p.ID, ans)
+	out, err := s.settleAnswer(ctx, p.ID, ans)
+	if checkout.IsCode(err, checkout.EUnavailable) {
+		// The processor answered, and the database did not take it (a
+		// failover longer than its budget): the charge stands, so it is
+		// not an error that would have the buyer pay again. The payment
+		// holds the session, processing, until the payments job asks the
+		// processor again at its due time and settles it.
+		s.log.WarnContext(ctx, "payment outcome not written; the payments job will look it up",
+			"payment_id", p.ID, "session_id", sessionID, "method", a.method, "error", err)
+		return &PaymentOutcome{Payment: p, Session: sess}, nil
+	}
+	return out, err
 }
 
 // beginPayment holds session sessionID with a new processing payment of

@@ -37,6 +37,8 @@ type cards struct {
 	// unknown makes Charge fail after charging: the outcome is lost on
 	// the way back, as when a node dies mid-charge.
 	unknown bool
+	// afterCharge, when set, runs once a charge is made, before it answers.
+	afterCharge func()
 }
 
 func newCards() *cards { return &cards{TestCards: pay.NewTestCards()} }
@@ -53,6 +55,12 @@ func (c *cards) Charge(ctx context.Context, ch pay.CardCharge) (pay.CardResult, 
 		<-gate
 	}
 	res, err := c.TestCards.Charge(ctx, ch)
+	c.mu.Lock()
+	after := c.afterCharge
+	c.mu.Unlock()
+	if after != nil {
+		after()
+	}
 	if unknown {
 		return pay.CardResult{}, errors.New("processor did not answer")
 	}
@@ -63,6 +71,14 @@ func (c *cards) loseAnswers(lose bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.unknown = lose
+}
+
+// onCharge has fn run once each charge is made, before it answers; nil
+// stops it.
+func (c *cards) onCharge(fn func()) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.afterCharge = fn
 }
 
 func (c *cards) charges() []string {
@@ -824,6 +840,56 @@ func TestCardOutcomeLost(t *testing.T) {
 			if got := f.payments(t, s.ID)[tc.want]; len(got) != 1 || got[0].ID != out.Payment.ID {
 				t.Errorf("%s: after the lookup: %v; want %s %s", tc.number, f.payments(t, s.ID), out.Payment.ID, tc.want)
 			}
+		}
+	})
+}
+
+// unavailableStore is a real store whose write transactions fail with
+// service_unavailable while down is set: a database failing over for
+// longer than the failover budget.
+type unavailableStore struct {
+	checkout.Store
+	down *atomic.Bool
+}
+
+func (s unavailableStore) InTx(ctx context.Context, fn func(checkout.Tx) error) error {
+	if s.down.Load() {
+		return &checkout.Error{Code: checkout.EUnavailable, Message: "The database is unavailable (failing over); try again shortly."}
+	}
+	return s.Store.InTx(ctx, fn)
+}
+
+// A charge the processor answered whose outcome the database would not
+// take (a failover longer than the budget) is not an error to the buyer,
+// who would pay again: the payment is shown in progress, holding the
+// session, and the payments job settles it from the processor once the
+// database is back. One charge, captured once.
+func TestCardOutcomeNotWritten(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		f := newPayFixture(t, db)
+		s := f.session(t)
+		down := &atomic.Bool{}
+		f.cards.onCharge(func() { down.Store(true) }) // the database goes as the processor answers
+		node := service.New(service.Config{
+			Store: unavailableStore{db, down}, Now: f.clock.Now, CheckoutBaseURL: "https://pay.example", Logger: f.log,
+			Processors: pay.Registry{Test: pay.Processors{Card: f.cards}},
+		})
+		out, err := node.PayByCard(ctx, s.ID, card("4242424242424242"))
+		f.cards.onCharge(nil)
+		if err != nil || out.Payment.Status != checkout.PaymentProcessing {
+			t.Fatalf("PayByCard with its outcome not written = %v, %v; want processing", err, out)
+		}
+		down.Store(false)
+		if _, err := f.svc.PayByCard(ctx, s.ID, card("5555555555554444")); !errors.Is(err, checkout.DeclineInProgress) {
+			t.Errorf("a second card while the first is not settled = %v; want %v", err, checkout.DeclineInProgress)
+		}
+		f.clock.Advance(checkout.CardChargeTimeout)
+		f.processDue(t)
+		if got := f.payments(t, s.ID); len(got[checkout.PaymentSucceeded]) != 1 || len(got[checkout.PaymentSucceeded])+len(got[checkout.PaymentFailed])+len(got[checkout.PaymentProcessing]) != 1 {
+			t.Errorf("payments after the lookup = %v; want the one charge, succeeded", got)
+		}
+		if got := f.reload(t, s.ID); got.Status != checkout.StatusComplete {
+			t.Errorf("session = %s; want complete", got.Status)
 		}
 	})
 }
