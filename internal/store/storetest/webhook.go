@@ -22,6 +22,7 @@ var webhookTests = []struct {
 	{"Delivery/Claim", testDeliveryClaim},
 	{"Delivery/ClaimBacklog", testDeliveryClaimBacklog},
 	{"Delivery/Record", testDeliveryRecord},
+	{"Delivery/RecordStaleLease", testDeliveryRecordStaleLease},
 	{"Delivery/RecordAll", testDeliveryRecordAll},
 	{"Delivery/RecordAllClaims", testDeliveryRecordAllClaims},
 	{"Delivery/CancelPending", testDeliveryCancelPending},
@@ -290,6 +291,49 @@ func testDeliveryClaimBacklog(t *testing.T, db *store.DB) {
 	}
 	if got, _ := db.DeliveryGet(ctx, done.ID); got.Status != checkout.DeliveryCanceled {
 		t.Errorf("canceled delivery = %+v", got)
+	}
+}
+
+// A lease that ran out while its attempt went on (a node cut off by a
+// database failover) is taken over by a later claim; the old claim's
+// record, arriving late, keeps its attempt but changes neither the
+// delivery nor the new lease, and the new claim's record goes in.
+func testDeliveryRecordStaleLease(t *testing.T, db *store.DB) {
+	ctx := context.Background()
+	m := newMerchant(t, db, "Acme", base)
+	ep := newEndpoint(t, db, m, checkout.ModeTest, checkout.AllEvents)
+	d := newDelivery(t, db, m, ep, base)
+	claim := func(owner string, at time.Time) *store.Claim {
+		t.Helper()
+		cs, err := db.DeliveryClaim(ctx, store.ClaimParams{Owner: owner, Now: at, LeaseUntil: at.Add(time.Minute), Limit: 1, PerEndpoint: 1})
+		if err != nil || len(cs) != 1 {
+			t.Fatalf("DeliveryClaim by %s = %d, %v; want the delivery", owner, len(cs), err)
+		}
+		return cs[0]
+	}
+	attempt := func(c *store.Claim, at time.Time, status int) (*checkout.Attempt, *checkout.Delivery) {
+		a := &checkout.Attempt{DeliveryID: d.ID, Number: c.Delivery.Attempts + 1, StartedAt: at, StatusCode: status}
+		next := *c.Delivery
+		next.Record(a, at)
+		return a, &next
+	}
+	t1 := base.Add(time.Second)
+	old := claim("node-a-1", t1)
+	t2 := t1.Add(2 * time.Minute) // the lease ran out
+	fresh := claim("node-b-7", t2)
+	staleA, staleD := attempt(old, t1, 500)
+	if ok, err := db.DeliveryRecord(ctx, "node-a-1", staleA, staleD); ok || err != nil {
+		t.Errorf("the stale claim's record = %t, %v; want the delivery untouched", ok, err)
+	}
+	if got, _ := db.DeliveryGet(ctx, d.ID); got.Attempts != 0 || got.Status != checkout.DeliveryPending {
+		t.Errorf("delivery after the stale record = %+v; want untouched", got)
+	}
+	freshA, freshD := attempt(fresh, t2, 200)
+	if ok, err := db.DeliveryRecord(ctx, "node-b-7", freshA, freshD); !ok || err != nil {
+		t.Fatalf("the new claim's record = %t, %v; want it stored", ok, err)
+	}
+	if got, _ := db.DeliveryGet(ctx, d.ID); got.Status != checkout.DeliverySucceeded || got.LastStatusCode != 200 {
+		t.Errorf("delivery after the new claim's record = %+v; want succeeded with 200", got)
 	}
 }
 
