@@ -38,7 +38,9 @@ import (
 //     checkout.completed, and no session two captured payments, also once
 //     the buyers whose payment was cut have tried again;
 //   - every event reaches the receiver;
-//   - both nodes, never restarted, create again.
+//   - both nodes, never restarted, create again;
+//   - /healthz answers 200 all along, and /readyz 503 while no node takes
+//     writes after the kill.
 //
 // It logs the time from the kill (or the switchover's start) to the first
 // create answered 201, and the longest time without one.
@@ -122,6 +124,7 @@ func runStorm(t *testing.T, name, db string, nodes []*proc, r *eventReceiver, ev
 	s.waitFor(t, "after the primary changed", after, stormCreatesAfter, stormPaidAfter, pgcluster.FailoverTimeout+time.Minute)
 	s.stop()
 	t.Logf("%s: storm of %v; %s", name, time.Since(began).Round(time.Millisecond), s.summary(at))
+	s.checkProbes(t, at, name == "kill")
 
 	st := openStore(t, db)
 	s.checkCreates(t, st)
@@ -151,12 +154,23 @@ type storm struct {
 	mu      sync.Mutex
 	creates []*createAnswer
 	pays    []*payAnswer
+	probes  []probe
 	changed chan struct{} // closed and replaced at each answer recorded
 
 	toPay chan string // sessions answered 201, for the payers
 	quit  chan struct{}
 	once  sync.Once
 	wg    sync.WaitGroup
+}
+
+// probe is what a node's /readyz or /healthz answered during a storm.
+type probe struct {
+	node       int
+	path       string
+	at         time.Time
+	status     int // 0: no answer
+	code       string
+	retryAfter string
 }
 
 // createAnswer is what one create was answered.
@@ -222,6 +236,58 @@ func (s *storm) start() {
 	for w := range stormPayers {
 		s.wg.Go(func() { s.payer(w) })
 	}
+	s.wg.Go(s.prober)
+}
+
+// prober asks the nodes' /readyz and /healthz, in turn, every stormPause,
+// as a load balancer would, and records their answers.
+func (s *storm) prober() {
+	for i := 0; s.pause(); i++ {
+		node, path := i%len(s.nodes), []string{"/readyz", "/healthz"}[i/len(s.nodes)%2]
+		pr := probe{node: node, path: path, at: time.Now()}
+		resp, err := s.client.Get("http://" + s.nodes[node].addr + path)
+		if err == nil {
+			var env struct {
+				Error struct{ Code string } `json:"error"`
+			}
+			json.NewDecoder(resp.Body).Decode(&env)
+			resp.Body.Close()
+			pr.status, pr.code, pr.retryAfter = resp.StatusCode, env.Error.Code, resp.Header.Get("Retry-After")
+		}
+		s.record(func() { s.probes = append(s.probes, pr) })
+	}
+}
+
+// checkProbes checks that /healthz answered 200 all along and, when
+// outage is set, that /readyz answered 503 service_unavailable with
+// Retry-After between at and the first create answered 201 after it,
+// while no node took writes.
+func (s *storm) checkProbes(t *testing.T, at time.Time, outage bool) {
+	t.Helper()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var back time.Time // the first 201 to a create sent after at
+	for _, a := range s.creates {
+		if a.acked() && !a.sent.Before(at) && (back.IsZero() || a.got.Before(back)) {
+			back = a.got
+		}
+	}
+	unready := 0
+	for _, p := range s.probes {
+		switch {
+		case p.path == "/healthz" && p.status != http.StatusOK:
+			t.Errorf("%s: node %d: /healthz answered %d at %v; want 200 all along", s.name, p.node, p.status, p.at.Sub(at).Round(time.Millisecond))
+		case p.path == "/readyz" && p.at.After(at) && p.at.Before(back) && p.status == http.StatusServiceUnavailable:
+			if p.code != checkout.EUnavailable || p.retryAfter == "" {
+				t.Errorf("%s: node %d: /readyz answered 503 %q, Retry-After %q; want service_unavailable with Retry-After", s.name, p.node, p.code, p.retryAfter)
+			}
+			unready++
+		}
+	}
+	if outage && unready == 0 {
+		t.Errorf("%s: /readyz never answered 503 while no node took writes (%v)", s.name, back.Sub(at).Round(time.Millisecond))
+	}
+	t.Logf("%s: /readyz answered 503 %d times while no node took writes; %d probes in all", s.name, unready, len(s.probes))
 }
 
 // stop stops the workers and waits for the requests in flight.
