@@ -213,6 +213,7 @@ var _ checkout.Store = (*DB)(nil)
 // New returns a store over the pools, which it closes on Close.
 func New(d Dialect, write, read *sql.DB) *DB {
 	db := &DB{dialect: d, write: write, read: read, stmts: stmtCache{off: !d.CacheStatements}}
+	db.failover.closing, db.failover.stopWaiting = context.WithCancel(context.Background())
 	if d.Committers > 0 {
 		db.startCommitters(d.Committers)
 	}
@@ -240,6 +241,7 @@ func (db *DB) Dialect() string { return db.dialect.Name }
 // service_unavailable.
 func (db *DB) Close() error {
 	db.closed.Store(true)
+	db.failover.stopWaiting() // failover.go
 	db.stopCommitters()
 	db.stopReaders()
 	var err error

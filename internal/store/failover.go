@@ -58,6 +58,10 @@ type failover struct {
 	// maxIdle is the pool's idle connections: after a lost connection,
 	// the others, likely to the same node, are dropped (dropIdle).
 	maxIdle int
+	// closing is canceled when the store closes: writes waiting out a
+	// failover stop waiting, rather than hold a shutdown for the budget.
+	closing     context.Context
+	stopWaiting context.CancelFunc
 
 	// retries counts the write transactions run again after a lost
 	// connection; committed and rolledBack the lost COMMITs resolved each
@@ -159,6 +163,7 @@ func (db *DB) durably(ctx context.Context, attempt func(mark string) error) erro
 	}
 	f := &db.failover
 	deadline := f.clock().Add(f.budgetOrDefault())
+	caller := ctx
 	for try := 0; ; try++ {
 		mark := db.newMark()
 		err := attempt(mark)
@@ -166,6 +171,14 @@ func (db *DB) durably(ctx context.Context, attempt func(mark string) error) erro
 			return err
 		}
 		db.dropIdle()
+		if try == 0 {
+			// From the first loss on, the waits end when the store closes
+			// too (made here, not for every write).
+			var cancel context.CancelFunc
+			ctx, cancel = context.WithCancel(ctx)
+			defer cancel()
+			defer context.AfterFunc(f.closing, cancel)()
+		}
 		if lc := (*lostCommit)(nil); errors.As(err, &lc) {
 			committed, rerr := db.resolve(ctx, mark, deadline)
 			switch {
@@ -180,9 +193,10 @@ func (db *DB) durably(ctx context.Context, attempt func(mark string) error) erro
 			f.rolledBack.Add(1) // and so run again, below
 		}
 		if berr := db.backoff(ctx, try, deadline); berr != nil {
-			if ctx.Err() != nil {
-				return db.translate(ctx.Err())
+			if caller.Err() != nil {
+				return db.translate(caller.Err())
 			}
+			// The budget is spent, or the store closes.
 			return &checkout.Error{Code: checkout.EUnavailable, RetryAfter: time.Second, Err: err,
 				Message: "The database is unavailable (failing over); try again shortly."}
 		}

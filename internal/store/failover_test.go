@@ -349,3 +349,35 @@ func TestLostRequestLogCopy(t *testing.T) {
 		}
 	}
 }
+
+// A store closed while a write waits out a failover stops waiting: the
+// write is answered service_unavailable and Close returns, rather than
+// hold a shutdown for the whole budget.
+func TestCloseStopsFailoverWait(t *testing.T) {
+	ctx := context.Background()
+	db, _ := openRaw(t, "postgres")
+	waiting := make(chan struct{}, 1)
+	db.SetFailoverClock(time.Now, func(ctx context.Context, d time.Duration) error {
+		select {
+		case waiting <- struct{}{}:
+		default:
+		}
+		<-ctx.Done() // a failover that does not end
+		return ctx.Err()
+	})
+	store.SetRoundTripFault(db, func([]string) error { return errShutdown })
+	m, _ := newMerchantEndpoint(t, time.Unix(1700000000, 0))
+	written := make(chan error, 1)
+	go func() { written <- db.InTx(ctx, func(tx checkout.Tx) error { return tx.MerchantInsert(ctx, m) }) }()
+	<-waiting
+	closed := make(chan error, 1)
+	go func() { closed <- db.Close() }()
+	select {
+	case <-closed:
+	case <-time.After(10 * time.Second): // a bound on a hang, not a wait for a condition
+		t.Fatal("Close did not return while a write waited out a failover")
+	}
+	if err := <-written; !checkout.IsCode(err, checkout.EUnavailable) {
+		t.Errorf("the write cut by Close = %v; want service_unavailable", err)
+	}
+}

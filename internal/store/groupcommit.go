@@ -269,7 +269,7 @@ func (db *DB) commitBatch(batch []*writeReq) {
 	var failed bool
 	var h *handover
 	// Lost to a failover, the batch runs again whole (failover.go); its
-	// callers wait for it, whatever their contexts.
+	// callers wait for it, whatever their contexts, until the store closes.
 	err := db.durably(context.Background(), func(mark string) error {
 		var err error
 		savepoints := db.failing.Load() // the last batch had a write fail
