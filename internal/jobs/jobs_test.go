@@ -5,7 +5,6 @@ import (
 	"errors"
 	"log/slog"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -80,22 +79,19 @@ func TestRunWaitsForRunningJobs(t *testing.T) {
 	}
 }
 
-// A failing round is logged with the job's name and error, and the job runs
-// again at its next tick.
-func TestRunRetriesFailure(t *testing.T) {
+// failedRound runs a job named name whose first round fails with err and
+// whose second succeeds, and returns what was logged.
+func failedRound(t *testing.T, name string, err error) string {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	log, buf := logtest.Capture()
-	var mu sync.Mutex
-	calls := 0
+	var calls atomic.Int64
 	retried := make(chan struct{})
-	done := start(ctx, log, jobs.Job{Name: "flaky", Interval: time.Millisecond, RunOnce: func(context.Context) error {
-		mu.Lock()
-		defer mu.Unlock()
-		calls++
-		switch calls {
+	done := start(ctx, log, jobs.Job{Name: name, Interval: time.Millisecond, RunOnce: func(context.Context) error {
+		switch calls.Add(1) {
 		case 1:
-			return errors.New("database on fire")
+			return err
 		case 2:
 			close(retried)
 		}
@@ -104,7 +100,13 @@ func TestRunRetriesFailure(t *testing.T) {
 	wait(t, retried, "the job to run again after failing")
 	cancel()
 	wait(t, done, "Run to return")
-	logged := buf.String()
+	return buf.String()
+}
+
+// A failing round is logged with the job's name and error, and the job runs
+// again at its next tick.
+func TestRunRetriesFailure(t *testing.T) {
+	logged := failedRound(t, "flaky", errors.New("database on fire"))
 	for _, want := range []string{"level=ERROR", `msg="background job failed"`, "job=flaky", `err="database on fire"`} {
 		if !strings.Contains(logged, want) {
 			t.Errorf("log %q lacks %s", logged, want)
@@ -118,24 +120,7 @@ func TestRunRetriesFailure(t *testing.T) {
 // A round that failed because the database does not answer (a failover)
 // is logged as a warning: it is over by itself.
 func TestRunWarnsDatabaseUnavailable(t *testing.T) {
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	log, buf := logtest.Capture()
-	var calls atomic.Int64
-	retried := make(chan struct{})
-	done := start(ctx, log, jobs.Job{Name: "expire", Interval: time.Millisecond, RunOnce: func(context.Context) error {
-		switch calls.Add(1) {
-		case 1:
-			return &checkout.Error{Code: checkout.EUnavailable, Message: "The database is unavailable; try again shortly."}
-		case 2:
-			close(retried)
-		}
-		return nil
-	}})
-	wait(t, retried, "the job to run again after failing")
-	cancel()
-	wait(t, done, "Run to return")
-	logged := buf.String()
+	logged := failedRound(t, "expire", &checkout.Error{Code: checkout.EUnavailable, Message: "The database is unavailable; try again shortly."})
 	if !strings.Contains(logged, "level=WARN") || !strings.Contains(logged, "job=expire") || strings.Contains(logged, "level=ERROR") {
 		t.Errorf("log %q; want one warning, no error", logged)
 	}
